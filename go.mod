@@ -1,0 +1,13 @@
+module github.com/sigcheck/sigcheck
+
+go 1.26
+
+require (
+	github.com/klauspost/reedsolomon v1.14.2
+	github.com/leanovate/gopter v0.2.11
+)
+
+require (
+	github.com/klauspost/cpuid/v2 v2.3.0 // indirect
+	golang.org/x/sys v0.30.0 // indirect
+)
