@@ -39,12 +39,12 @@ func TestRingMulMatchesReference(t *testing.T) {
 		p uint64
 	}
 	mods := []mod{
-		{16, 0x11021},              // CRC-16/CCITT, reducible
-		{16, 0x18005},              // CRC-16/ARC
-		{32, 0x1_04C1_1DB7},        // CRC-32
-		{32, 0x1_1EDC_6F41},        // CRC-32C
-		{64, 0x42F0E1EBA9EA3693},   // CRC-64/ECMA-182, x^64 implicit
-		{64, 0x000000000000001B},   // CRC-64/ISO
+		{16, 0x11021},            // CRC-16/CCITT, reducible
+		{16, 0x18005},            // CRC-16/ARC
+		{32, 0x1_04C1_1DB7},      // CRC-32
+		{32, 0x1_1EDC_6F41},      // CRC-32C
+		{64, 0x42F0E1EBA9EA3693}, // CRC-64/ECMA-182, x^64 implicit
+		{64, 0x000000000000001B}, // CRC-64/ISO
 		{1, 0b11}, {1, 0b10}, {3, 0b1011},
 	}
 	rng := rand.New(rand.NewPCG(5, 6))
