@@ -1,0 +1,160 @@
+package sig
+
+import (
+	"math/bits"
+
+	"github.com/sigcheck/sigcheck/gf"
+)
+
+// CRC signatures (Langou et al. §3.5) treat each basic element as one byte
+// — the low byte of its type's code — so the signature of elements whose
+// codes are bytes is exactly the catalogue CRC of those bytes.
+//
+// The paper concatenates CRCs in time proportional to the second part.
+// Here Concat is O(log n) and Repeat O(log n) too, as zlib's crc32_combine
+// does it: with r the CRC register before the final reflection and XOR,
+//
+//	r(A‖B) = (r(A) + init)·x^(8|B|) + r(B)   (mod p),
+//
+// because the register is linear in its initial value and the data. The
+// power x^(8n) is a product of precomputed x^(2^k) over the bits of n
+// (gf.Ring.XPow), and Repeat doubles the block while squaring its power.
+
+// crcModel is a CRC in the parameters of Williams' Rocksoft model, as the
+// CRC RevEng catalogue lists them.
+type crcModel struct {
+	name    string
+	aliases []string
+	w       uint
+	poly    uint64
+	init    uint64
+	ref     bool // refin and refout (all the models here have them equal)
+	xorout  uint64
+	check   uint64 // the CRC of the ASCII bytes "123456789"
+}
+
+// crcModels: parameters and check values from the CRC RevEng catalogue
+// (Greg Cook, "Catalogue of parametrised CRC algorithms",
+// reveng.sourceforge.io/crc-catalogue).
+var crcModels = []crcModel{
+	{"crc16-ccitt-false", []string{"crc-16/ccitt-false", "crc-16/ibm-3740", "crc16"}, 16, 0x1021, 0xFFFF, false, 0, 0x29B1},
+	{"crc16-xmodem", []string{"crc-16/xmodem"}, 16, 0x1021, 0, false, 0, 0x31C3},
+	{"crc16-arc", []string{"crc-16/arc"}, 16, 0x8005, 0, true, 0, 0xBB3D},
+	{"crc32", []string{"crc-32", "crc-32/iso-hdlc"}, 32, 0x04C11DB7, 0xFFFFFFFF, true, 0xFFFFFFFF, 0xCBF43926},
+	{"crc32-bzip2", []string{"crc-32/bzip2"}, 32, 0x04C11DB7, 0xFFFFFFFF, false, 0xFFFFFFFF, 0xFC891918},
+	{"crc32c", []string{"crc-32c", "crc-32/iscsi"}, 32, 0x1EDC6F41, 0xFFFFFFFF, true, 0xFFFFFFFF, 0xE3069283},
+}
+
+type crcAlg struct {
+	crcModel
+	ring  *gf.Ring
+	mask  uint64
+	table [256]uint64 // table[t] = t(x)·x^w mod p: the MSB-first byte step
+}
+
+func newCRC(m crcModel) *crcAlg {
+	ring, err := gf.NewRing(m.w, m.poly)
+	if err != nil {
+		panic("sig: bad CRC model " + m.name + ": " + err.Error())
+	}
+	c := &crcAlg{crcModel: m, ring: ring, mask: ^uint64(0) >> (64 - m.w)}
+	for t := range 256 {
+		r := uint64(t) << (m.w - 8)
+		for range 8 {
+			top := r >> (m.w - 1) & 1
+			r = r << 1 & c.mask
+			if top == 1 {
+				r ^= m.poly
+			}
+		}
+		c.table[t] = r
+	}
+	return c
+}
+
+func (c *crcAlg) String() string { return c.name }
+func (c *crcAlg) Bits() int      { return int(c.w) }
+
+// value and reg convert between the CRC as published and the register.
+func (c *crcAlg) value(reg uint64) uint64 {
+	if c.ref {
+		reg = bits.Reverse64(reg) >> (64 - c.w)
+	}
+	return reg ^ c.xorout
+}
+
+func (c *crcAlg) reg(value uint64) uint64 {
+	r := (value ^ c.xorout) & c.mask
+	if c.ref {
+		r = bits.Reverse64(r) >> (64 - c.w)
+	}
+	return r
+}
+
+func (c *crcAlg) update(reg uint64, b byte) uint64 {
+	if c.ref {
+		b = bits.Reverse8(b)
+	}
+	return reg<<8&c.mask ^ c.table[byte(reg>>(c.w-8))^b]
+}
+
+// x8n returns x^(8n) mod p as (x^n)^8: three squarings after XPow.
+func (c *crcAlg) x8n(n uint64) uint64 {
+	p := c.ring.XPow(n)
+	p = c.ring.Mul(p, p)
+	p = c.ring.Mul(p, p)
+	return c.ring.Mul(p, p)
+}
+
+func (c *crcAlg) Empty() Sig { return Sig{Value: c.value(c.init)} }
+
+func (c *crcAlg) Basic(code uint64) Sig {
+	return Sig{Value: c.value(c.update(c.init, byte(code))), Count: 1}
+}
+
+func (c *crcAlg) Concat(a, b Sig) Sig {
+	n := addCounts(a.Count, b.Count)
+	ra := c.ring.Mul(c.reg(a.Value)^c.init, c.x8n(b.Count))
+	return Sig{Value: c.value(ra ^ c.reg(b.Value)), Count: n}
+}
+
+func (c *crcAlg) Repeat(a Sig, k uint64) Sig {
+	if k == 0 {
+		return c.Empty()
+	}
+	n := mulCount(a.Count, k)
+	acc := c.init         // register of the copies so far (none)
+	blk := c.reg(a.Value) // register of the current block of 2^i copies
+	pow := c.x8n(a.Count) // x^(8·|block|)
+	for {
+		if k&1 == 1 {
+			acc = c.ring.Mul(acc^c.init, pow) ^ blk
+		}
+		k >>= 1
+		if k == 0 {
+			break
+		}
+		blk = c.ring.Mul(blk^c.init, pow) ^ blk
+		pow = c.ring.Mul(pow, pow)
+	}
+	return Sig{Value: c.value(acc), Count: n}
+}
+
+func (c *crcAlg) Append(s Sig, codes ...uint64) Sig {
+	n := addCounts(s.Count, uint64(len(codes)))
+	r := c.reg(s.Value)
+	for _, code := range codes {
+		r = c.update(r, byte(code))
+	}
+	return Sig{Value: c.value(r), Count: n}
+}
+
+// checkValue returns the CRC of "123456789" computed through Append, for
+// comparison with the catalogue's check value.
+func (c *crcAlg) checkValue() uint64 {
+	codes := make([]uint64, 9)
+	for i := range codes {
+		codes[i] = uint64('1' + i)
+	}
+	return c.Append(c.Empty(), codes...).Value
+}

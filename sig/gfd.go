@@ -1,0 +1,166 @@
+package sig
+
+import (
+	"fmt"
+
+	"github.com/sigcheck/sigcheck/gf"
+)
+
+// gfd is the Galois-field checksum of Langou et al. §3.4, with m
+// independent checksums side by side in one word.
+//
+// Checksum j (1 ≤ j ≤ m) of elements x_1 … x_n is, in GF(2^w),
+//
+//	f_j(X) = Σ_i x_i · α_j^(n-i),   α_j = α^j,
+//
+// the Horner form f_j(X‖Y) = f_j(X)·α_j^|Y| + f_j(Y) (the paper's (6) with
+// the element order fixed: the last element is multiplied by α_j^0). It
+// sits in bits (j-1)·w … j·w-1 of Sig.Value. Each element x_i is the low w
+// bits of its basic type's code, the same in every checksum.
+//
+// Taking α_j = α^j makes the m checksums the syndromes of a Reed–Solomon
+// code (Litwin and Schwarz's "algebraic signatures"): two sequences of the
+// same length n ≤ 2^w-1 that differ in at most m places have different
+// signatures, because the differences would have to be a non-zero solution
+// of an m×m Vandermonde system in the distinct α^(n-i). A transposition of
+// two elements d places apart is a difference in two places, so it is found
+// whenever n ≤ 2^w-1 and, for m = 1, whenever d is not a multiple of
+// 2^w-1. All of this needs distinct non-zero elements per basic type, which
+// the codes give for w ≥ 6.
+//
+// Concat costs m multiplications by a power of α; Repeat, by the geometric
+// series Σ_{t<k} β^t = (β^k + 1)/(β + 1) with β = α_j^|a| (the paper's (9)),
+// m divisions — O(1) whatever the counts. When β = 1, which happens when
+// j·|a| is a multiple of 2^w-1, the series is k ones, which in
+// characteristic 2 is k mod 2.
+type gfd struct {
+	f     *gf.Field
+	w     uint
+	m     int
+	order uint64
+	mask  uint64
+	// step[j][x] = x·α^(j+1), for w ≤ stepMaxW: Append's inner loop
+	// becomes one load per checksum.
+	step [][]uint32
+}
+
+const stepMaxW = 12
+
+func newGFD(w uint, m int) (*gfd, error) {
+	if w < gf.MinW || w > gf.MaxW {
+		return nil, fmt.Errorf("gfd: w=%d out of range [%d, %d]", w, gf.MinW, gf.MaxW)
+	}
+	if m < 1 || int(w)*m > 64 {
+		return nil, fmt.Errorf("gfd: m=%d out of range: need 1 ≤ m and w·m ≤ 64", m)
+	}
+	order := uint64(1)<<w - 1
+	if uint64(m) >= order {
+		return nil, fmt.Errorf("gfd: m=%d needs m < 2^w-1 = %d, or two checksums would share a multiplier", m, order)
+	}
+	g := &gfd{f: gf.Default(w), w: w, m: m, order: order, mask: order}
+	if w <= stepMaxW {
+		g.step = make([][]uint32, m)
+		for j := range m {
+			aj := g.f.Exp(uint64(j + 1))
+			g.step[j] = make([]uint32, 1<<w)
+			for x := range uint32(1 << w) {
+				g.step[j][x] = g.f.Mul(x, aj)
+			}
+		}
+	}
+	return g, nil
+}
+
+func (g *gfd) String() string { return fmt.Sprintf("gfd:w=%d,m=%d", g.w, g.m) }
+func (g *gfd) Bits() int      { return int(g.w) * g.m }
+func (g *gfd) Empty() Sig     { return Sig{} }
+
+func (g *gfd) Basic(code uint64) Sig {
+	x := code & g.mask
+	var v uint64
+	for j := range g.m {
+		v |= x << (uint(j) * g.w)
+	}
+	return Sig{Value: v, Count: 1}
+}
+
+func (g *gfd) Concat(a, b Sig) Sig {
+	n := addCounts(a.Count, b.Count)
+	e := b.Count % g.order
+	var v uint64
+	ej := uint64(0)
+	for j := range g.m {
+		ej += e // ej = (j+1)·|b| mod order
+		if ej >= g.order {
+			ej -= g.order
+		}
+		sh := uint(j) * g.w
+		aj := uint32(a.Value >> sh & g.mask)
+		v |= uint64(g.f.MulExp(aj, ej)) << sh
+	}
+	return Sig{Value: v ^ b.Value, Count: n}
+}
+
+func (g *gfd) Repeat(a Sig, k uint64) Sig {
+	if k == 0 {
+		return Sig{}
+	}
+	n := mulCount(a.Count, k)
+	e := a.Count % g.order
+	kk := k % g.order
+	var v uint64
+	ej := uint64(0)
+	for j := range g.m {
+		ej += e // log of β_j = α_j^|a|
+		if ej >= g.order {
+			ej -= g.order
+		}
+		sh := uint(j) * g.w
+		aj := uint32(a.Value >> sh & g.mask)
+		var s uint32
+		if ej == 0 {
+			s = uint32(k & 1)
+		} else {
+			num := g.f.Exp(ej*kk) ^ 1 // β^k + 1; ej, kk < 2^32
+			den := g.f.Exp(ej) ^ 1    // β + 1 ≠ 0 since β ≠ 1
+			s = g.f.Div(num, den)
+		}
+		v |= uint64(g.f.Mul(aj, s)) << sh
+	}
+	return Sig{Value: v, Count: n}
+}
+
+func (g *gfd) Append(s Sig, codes ...uint64) Sig {
+	n := addCounts(s.Count, uint64(len(codes)))
+	if g.step != nil && g.m == 2 {
+		// The common case (the paper's gfd(w=8, m=2)) with both checksums in
+		// registers: two independent dependency chains per element.
+		t0, t1 := g.step[0], g.step[1]
+		c0, c1 := uint32(s.Value&g.mask), uint32(s.Value>>g.w&g.mask)
+		for _, code := range codes {
+			x := uint32(code & g.mask)
+			c0 = t0[c0] ^ x
+			c1 = t1[c1] ^ x
+		}
+		return Sig{Value: uint64(c0) | uint64(c1)<<g.w, Count: n}
+	}
+	var c [64]uint32
+	for j := range g.m {
+		c[j] = uint32(s.Value >> (uint(j) * g.w) & g.mask)
+	}
+	for _, code := range codes {
+		x := uint32(code & g.mask)
+		for j := range g.m {
+			if g.step != nil {
+				c[j] = g.step[j][c[j]] ^ x
+			} else {
+				c[j] = g.f.MulExp(c[j], uint64(j+1)) ^ x
+			}
+		}
+	}
+	var v uint64
+	for j := range g.m {
+		v |= uint64(c[j]) << (uint(j) * g.w)
+	}
+	return Sig{Value: v, Count: n}
+}
