@@ -85,7 +85,11 @@ func NewStamp(alg Algebra, t *Datatype, count uint64) (Stamp, error) {
 	if err != nil {
 		return Stamp{}, err
 	}
-	return Stamp{Sig: s, Bytes: bytes, Class: classOf(t)}, nil
+	c := Typed // no elements: nothing to relax
+	if count > 0 {
+		c = classOf(t)
+	}
+	return Stamp{Sig: s, Bytes: bytes, Class: c}, nil
 }
 
 func byteSize(t *Datatype, count uint64) (uint64, error) {

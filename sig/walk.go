@@ -151,18 +151,22 @@ func Runs(t *Datatype, count, from uint64) iter.Seq[Run] {
 		var cur Run
 		have := false
 		emit := func(r Run) bool {
-			if have && r.Type == cur.Type && r.Disp == cur.Disp+int64(cur.Count)*cur.Stride &&
-				(r.Count == 1 || r.Stride == cur.Stride) {
-				cur.Count += r.Count
-				return true
+			if have && r.Type == cur.Type {
+				switch {
+				case cur.Count == 1 && (r.Count == 1 || r.Disp-cur.Disp == r.Stride):
+					// A lone element sets the stride of the run it starts.
+					cur.Stride = r.Disp - cur.Disp
+					cur.Count += r.Count
+					return true
+				case r.Disp == cur.Disp+int64(cur.Count)*cur.Stride && (r.Count == 1 || r.Stride == cur.Stride):
+					cur.Count += r.Count
+					return true
+				}
 			}
 			if have && !yield(cur) {
 				return false
 			}
 			cur, have = r, true
-			if cur.Count == 1 {
-				cur.Stride = cur.Type.Extent()
-			}
 			return true
 		}
 		w := &walker{emit: emit, index: from}
