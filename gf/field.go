@@ -67,6 +67,11 @@ type Field struct {
 	w     uint
 	poly  uint64 // with its x^w term
 	order uint64 // 2^w - 1, the order of the multiplicative group
+	// small is order when the log/exp tables exist and 0 otherwise: one
+	// comparison against it both checks an argument and picks the table
+	// path, which keeps Exp, MulExp and Div within the inlining budget.
+	small   uint64
+	small32 uint32
 	recip uint64 // ⌊(2^64-1)/order⌋, for reducing exponents without a divide
 
 	// w ≤ tableMaxW. log[a] = n with α^n = a for a ≥ 1, and log[0] =
@@ -78,6 +83,9 @@ type Field struct {
 	// needed, which is also why the tables are not uint16).
 	log []uint32
 	exp []uint32
+	// zech[x] = log(1 + α^x) for 0 < x < order (Zech's logarithm): the
+	// logarithm of a sum in one lookup, for MulGeometric.
+	zech []uint32
 
 	// w > tableMaxW.
 	ring   *Ring
@@ -126,6 +134,7 @@ func New(w uint, p uint64) (*Field, error) {
 		if err := f.buildTables(); err != nil {
 			return nil, err
 		}
+		f.small, f.small32 = f.order, uint32(f.order)
 		return f, nil
 	}
 	r, err := NewRing(w, p)
@@ -181,6 +190,10 @@ func (f *Field) buildTables() error {
 	if a != 1 {
 		return fmt.Errorf("%w: %#x for w=%d", ErrNotPrimitive, f.poly, f.w)
 	}
+	f.zech = make([]uint32, n)
+	for x := uint64(1); x < n; x++ {
+		f.zech[x] = f.log[f.exp[x]^1]
+	}
 	return nil
 }
 
@@ -231,8 +244,21 @@ func (f *Field) mulRing(a, b uint32) uint32 {
 	return uint32(f.ring.Mul(uint64(a), uint64(b)))
 }
 
+// Reduce returns n mod (2^w-1): exponents of α are only defined modulo
+// the group order, and a reduced exponent takes the fast path of Exp and
+// MulExp. It is a Barrett reduction, a multiplication instead of a divide.
+func (f *Field) Reduce(n uint64) uint64 { return f.mod(n) }
+
 // Exp returns α^n for any n ≥ 0; the powers of α repeat with period 2^w-1.
 func (f *Field) Exp(n uint64) uint32 {
+	if n >= f.small {
+		return f.expSlow(n)
+	}
+	return f.exp[n]
+}
+
+//go:noinline
+func (f *Field) expSlow(n uint64) uint32 {
 	n = f.mod(n)
 	if f.ring == nil {
 		return f.exp[n]
@@ -247,11 +273,20 @@ func (f *Field) Exp(n uint64) uint32 {
 // w ≤ 16. It is the step of a Horner-form checksum: shifting a checksum
 // past n further elements.
 func (f *Field) MulExp(a uint32, n uint64) uint32 {
+	// log[0] is the sentinel 2·order, so a = 0 lands in the zeros of exp.
+	if n >= f.small {
+		return f.mulExpSlow(a, n)
+	}
+	return f.exp[uint64(f.log[a])+n]
+}
+
+//go:noinline
+func (f *Field) mulExpSlow(a uint32, n uint64) uint32 {
 	if a == 0 {
 		return 0
 	}
 	if f.ring != nil {
-		return f.Mul(a, f.Exp(n))
+		return f.Mul(a, f.expSlow(n))
 	}
 	return f.exp[uint64(f.log[a])+f.mod(n)]
 }
@@ -284,16 +319,84 @@ func (f *Field) Inv(a uint32) uint32 {
 
 // Div returns a/b. Div(a, 0) panics with ErrDivByZero, whatever a is.
 func (f *Field) Div(a, b uint32) uint32 {
+	if b-1 >= f.small32 { // b = 0 wraps around to the slow path
+		return f.divSlow(a, b)
+	}
+	// a = 0: the sentinel log[0] = 2·order lands in the zeros of exp.
+	return f.exp[f.log[a]+f.small32-f.log[b]]
+}
+
+//go:noinline
+func (f *Field) divSlow(a, b uint32) uint32 {
 	if b == 0 {
 		panic(ErrDivByZero)
 	}
 	if a == 0 {
 		return 0
 	}
-	if f.ring == nil {
-		return f.exp[uint64(f.log[a])+f.order-uint64(f.log[b])]
+	if f.ring == nil { // b out of the field: let the table panic on it
+		return f.exp[f.log[a]+uint32(f.order)-f.log[b]]
 	}
 	return f.Mul(a, f.euclidInv(b))
+}
+
+// MulDiv returns a·b/c in one step: for w ≤ 16, one table lookup after
+// the three logarithms instead of the two round trips of Div and Mul.
+// MulDiv(a, b, 0) panics with ErrDivByZero.
+func (f *Field) MulDiv(a, b, c uint32) uint32 {
+	if c == 0 {
+		panic(ErrDivByZero)
+	}
+	if f.log == nil {
+		return f.Mul(a, f.Div(b, c))
+	}
+	if a == 0 || b == 0 {
+		return 0
+	}
+	i := f.log[a] + f.log[b] + f.small32 - f.log[c] // in [1, 3·order-2]
+	if i >= 2*f.small32 {
+		i -= f.small32
+	}
+	return f.exp[i]
+}
+
+// MulGeometric returns a·(1 + β + β^2 + … + β^(k-1)) with β = α^n: the
+// checksum of k copies of a block, in Horner form, from the checksum a of
+// one copy and the block length n (Langou et al.'s formula (9)). It is the
+// closed form (β^k + 1)/(β + 1) of the series, with the case β = 1, where
+// the series is k ones and so equals k mod 2 in characteristic 2. O(1) for
+// any n and k.
+func (f *Field) MulGeometric(a uint32, n, k uint64) uint32 {
+	if n >= f.order { // reduced exponents, the common case, skip the reduction
+		n = f.mod(n)
+	}
+	if a == 0 || k == 0 {
+		return 0
+	}
+	if n == 0 {
+		return a * uint32(k&1)
+	}
+	kk := k // callers with many a for one k pass it below 2·order, parity kept
+	if kk >= 2*f.order {
+		kk = f.mod(kk)
+	} else if kk >= f.order {
+		kk -= f.order
+	}
+	x := n * kk // < 2^64: both factors are below 2^32
+	if f.log == nil {
+		num := f.expSlow(x) ^ 1
+		return f.Mul(a, f.Div(num, f.expSlow(n)^1))
+	}
+	x = f.mod(x)
+	if x == 0 {
+		return 0 // β^k = 1: the numerator β^k + 1 is 0
+	}
+	// log a + log(β^k + 1) - log(β + 1), the last two by Zech's logarithm.
+	i := f.log[a] + f.zech[x] + f.small32 - f.zech[n] // in [1, 3·order-2]
+	if i >= 2*f.small32 {
+		i -= f.small32
+	}
+	return f.exp[i]
 }
 
 // Pow returns a^n, with 0^0 = 1 and 0^n = 0 for n > 0.

@@ -132,11 +132,13 @@ func PredefinedNames() []string {
 }
 
 func newBasic(name string, size int64, code uint64, aliases ...string) *Datatype {
-	return &Datatype{
+	t := &Datatype{
 		kind: kindBasic, name: name, aliases: aliases, code: code,
 		elems: 1, size: size, lb: 0, ub: size, bounded: true,
 		byteOnly: name == "byte", packedOnly: name == "packed",
 	}
+	t.run = Run{Type: t, Count: 1, Stride: size}
+	return t
 }
 
 func pairType(name string, a *Datatype, da int64, b *Datatype, db int64, extent int64) *Datatype {

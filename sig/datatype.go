@@ -68,6 +68,7 @@ type Datatype struct {
 	cum        []uint64 // indexed*/struct: cum[i] = elements in blocks before i
 	byteOnly   bool     // every element is Byte (and there is one)
 	packedOnly bool     // every element is Packed (and there is one)
+	run        Run      // the whole type map as one evenly spaced run, if it is one (Type nil otherwise)
 
 	sigs sync.Map // Algebra → *nodeSig
 }
@@ -210,6 +211,7 @@ func (b *builder) done() (*Datatype, error) {
 	if t.elems == 0 {
 		t.byteOnly, t.packedOnly = false, false
 	}
+	t.run = t.singleRun()
 	return t, nil
 }
 

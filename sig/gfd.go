@@ -39,9 +39,10 @@ type gfd struct {
 	m     int
 	order uint64
 	mask  uint64
-	// step[j][x] = x·α^(j+1), for w ≤ stepMaxW: Append's inner loop
-	// becomes one load per checksum.
-	step [][]uint32
+	// step[j][x] = x·α^(j+1) and step2[j][x] = x·α^(2j+2), for
+	// w ≤ stepMaxW: Append takes two elements per step with one load on
+	// each checksum's dependency chain, c·α_j² + x1·α_j + x2.
+	step, step2 [][]uint32
 }
 
 const stepMaxW = 12
@@ -59,12 +60,13 @@ func newGFD(w uint, m int) (*gfd, error) {
 	}
 	g := &gfd{f: gf.Default(w), w: w, m: m, order: order, mask: order}
 	if w <= stepMaxW {
-		g.step = make([][]uint32, m)
+		g.step, g.step2 = make([][]uint32, m), make([][]uint32, m)
 		for j := range m {
-			aj := g.f.Exp(uint64(j + 1))
-			g.step[j] = make([]uint32, 1<<w)
+			aj, aj2 := g.f.Exp(uint64(j+1)), g.f.Exp(uint64(2*j+2))
+			g.step[j], g.step2[j] = make([]uint32, 1<<w), make([]uint32, 1<<w)
 			for x := range uint32(1 << w) {
 				g.step[j][x] = g.f.Mul(x, aj)
+				g.step2[j][x] = g.f.Mul(x, aj2)
 			}
 		}
 	}
@@ -86,8 +88,8 @@ func (g *gfd) Basic(code uint64) Sig {
 
 func (g *gfd) Concat(a, b Sig) Sig {
 	n := addCounts(a.Count, b.Count)
-	e := b.Count % g.order
-	var v uint64
+	e := g.f.Reduce(b.Count)
+	v := b.Value
 	ej := uint64(0)
 	for j := range g.m {
 		ej += e // ej = (j+1)·|b| mod order
@@ -95,37 +97,32 @@ func (g *gfd) Concat(a, b Sig) Sig {
 			ej -= g.order
 		}
 		sh := uint(j) * g.w
-		aj := uint32(a.Value >> sh & g.mask)
-		v |= uint64(g.f.MulExp(aj, ej)) << sh
+		v ^= uint64(g.f.MulExp(uint32(a.Value>>sh&g.mask), ej)) << sh
 	}
-	return Sig{Value: v ^ b.Value, Count: n}
+	return Sig{Value: v, Count: n}
 }
 
 func (g *gfd) Repeat(a Sig, k uint64) Sig {
-	if k == 0 {
-		return Sig{}
-	}
 	n := mulCount(a.Count, k)
-	e := a.Count % g.order
-	kk := k % g.order
+	e := g.f.Reduce(a.Count)
+	// k once for all checksums: k mod 2^w-1, but kept odd or even as k is
+	// (2^w-1 is odd), which MulGeometric needs when the series is k ones.
+	if k >= 2*g.order {
+		r := g.f.Reduce(k)
+		if (r^k)&1 == 1 {
+			r += g.order
+		}
+		k = r
+	}
 	var v uint64
 	ej := uint64(0)
 	for j := range g.m {
-		ej += e // log of β_j = α_j^|a|
+		ej += e // log of α_j^|a|: copies are α_j^|a| apart
 		if ej >= g.order {
 			ej -= g.order
 		}
 		sh := uint(j) * g.w
-		aj := uint32(a.Value >> sh & g.mask)
-		var s uint32
-		if ej == 0 {
-			s = uint32(k & 1)
-		} else {
-			num := g.f.Exp(ej*kk) ^ 1 // β^k + 1; ej, kk < 2^32
-			den := g.f.Exp(ej) ^ 1    // β + 1 ≠ 0 since β ≠ 1
-			s = g.f.Div(num, den)
-		}
-		v |= uint64(g.f.Mul(aj, s)) << sh
+		v |= uint64(g.f.MulGeometric(uint32(a.Value>>sh&g.mask), ej, k)) << sh
 	}
 	return Sig{Value: v, Count: n}
 }
@@ -135,8 +132,14 @@ func (g *gfd) Append(s Sig, codes ...uint64) Sig {
 	if g.step != nil && g.m == 2 {
 		// The common case (the paper's gfd(w=8, m=2)) with both checksums in
 		// registers: two independent dependency chains per element.
-		t0, t1 := g.step[0], g.step[1]
+		t0, t1, u0, u1 := g.step[0], g.step[1], g.step2[0], g.step2[1]
 		c0, c1 := uint32(s.Value&g.mask), uint32(s.Value>>g.w&g.mask)
+		for len(codes) >= 2 {
+			x, y := uint32(codes[0]&g.mask), uint32(codes[1]&g.mask)
+			c0 = u0[c0] ^ t0[x] ^ y
+			c1 = u1[c1] ^ t1[x] ^ y
+			codes = codes[2:]
+		}
 		for _, code := range codes {
 			x := uint32(code & g.mask)
 			c0 = t0[c0] ^ x

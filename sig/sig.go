@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/bits"
 )
 
 // Sig is the signature of a type signature: a checksum of the sequence of
@@ -57,10 +58,11 @@ func addCounts(a, b uint64) uint64 {
 
 // mulCount returns a·n or panics on overflow (see Algebra).
 func mulCount(a, n uint64) uint64 {
-	if a != 0 && n > ^uint64(0)/a {
+	hi, lo := bits.Mul64(a, n) // not a/n: a divide costs more than a whole Concat
+	if hi != 0 {
 		panic("sig: element count overflows uint64")
 	}
-	return a * n
+	return lo
 }
 
 // The binary form of a Sig: a version byte, then the count and the value

@@ -170,15 +170,7 @@ func Runs(t *Datatype, count, from uint64) iter.Seq[Run] {
 			return true
 		}
 		w := &walker{emit: emit, index: from}
-		q := from / t.elems
-		skip := from % t.elems
-		for ; q < count; q++ {
-			if !w.walk(t, int64(q)*t.Extent(), skip) {
-				return
-			}
-			skip = 0
-		}
-		if have {
+		if w.copies(t, count, 0, from) && have {
 			yield(cur)
 		}
 	}
@@ -239,17 +231,18 @@ func (w *walker) walk(t *Datatype, disp int64, skip uint64) bool {
 
 // copies emits n copies of old from disp, one extent apart, skipping skip elements.
 func (w *walker) copies(old *Datatype, n uint64, disp int64, skip uint64) bool {
-	if old.elems == 0 {
+	if old.elems == 0 || skip >= n*old.elems {
 		return true
 	}
-	c := skip / old.elems
-	if old.IsBasic() && c < n {
-		// A whole run at once: vector(1e9, 3, 5, double) yields one run per
-		// block, not one per element.
-		k := n - c
+	if r, ok := old.copiesRun(n); ok {
+		// The copies are one run: emit it whole, so that
+		// contiguous(1e9, double) or vector(1e9, 3, 3, double) costs one step,
+		// and vector(1e9, 3, 5, double) one step per block.
+		k := r.Count - skip
 		w.index += k
-		return w.emit(Run{Type: old, Index: w.index - k, Count: k, Disp: disp + int64(c)*old.Extent(), Stride: old.Extent()})
+		return w.emit(Run{Type: r.Type, Index: w.index - k, Count: k, Disp: disp + r.Disp + int64(skip)*r.Stride, Stride: r.Stride})
 	}
+	c := skip / old.elems
 	for ; c < n; c++ {
 		if !w.walk(old, disp+int64(c)*old.Extent(), skip%old.elems) {
 			return false
@@ -318,4 +311,94 @@ func TypeMap(t *Datatype, count, from, mark uint64, maxRuns int) string {
 		fmt.Fprintf(&b, ", … (+%d elements)", n-end)
 	}
 	return b.String()
+}
+
+// copiesRun returns n ≥ 1 copies of t, one extent apart, as one run
+// relative to the first copy's origin, if they form one.
+func (t *Datatype) copiesRun(n uint64) (Run, bool) {
+	r := t.run
+	if r.Type == nil {
+		return Run{}, false
+	}
+	if n == 1 {
+		return r, true
+	}
+	switch {
+	case r.Count == 1:
+		r.Stride = t.Extent()
+	case t.Extent() != int64(r.Count)*r.Stride:
+		return Run{}, false
+	}
+	r.Count *= n // ≤ elements of an existing type, or of a checked total
+	return r, true
+}
+
+// singleRun returns the type map of t as one evenly spaced run of one
+// basic type, relative to t's origin, or a Run with a nil Type if it is not
+// one. It looks at each block once, so it costs what the description does.
+func (t *Datatype) singleRun() Run {
+	var acc Run
+	add := func(off int64, n uint64, old *Datatype) bool {
+		if n == 0 || old.elems == 0 {
+			return true
+		}
+		r, ok := old.copiesRun(n)
+		if !ok {
+			return false
+		}
+		r.Disp += off
+		if acc.Type == nil {
+			acc = r
+			return true
+		}
+		if r.Type != acc.Type {
+			return false
+		}
+		if acc.Count == 1 {
+			acc.Stride = r.Disp - acc.Disp
+			if r.Count > 1 && r.Stride != acc.Stride {
+				return false
+			}
+		} else if r.Disp != acc.Disp+int64(acc.Count)*acc.Stride || r.Count > 1 && r.Stride != acc.Stride {
+			return false
+		}
+		acc.Count += r.Count
+		return true
+	}
+	switch t.kind {
+	case kindBasic:
+		return Run{Type: t, Count: 1, Stride: t.size}
+	case kindResized:
+		return t.old.run
+	case kindContiguous:
+		if !add(0, uint64(t.count), t.old) {
+			return Run{}
+		}
+	case kindVector, kindHVector:
+		step := t.stride
+		if t.kind == kindVector {
+			step *= t.old.Extent()
+		}
+		// Two blocks decide: the rest are translates by the same step.
+		for b := range min(t.count, 2) {
+			if !add(b*step, uint64(t.blocklen), t.old) {
+				return Run{}
+			}
+		}
+		if t.count > 2 && acc.Type != nil {
+			acc.Count = t.elems
+		}
+	default:
+		for i := range t.blocklens {
+			n, old := t.block(i)
+			off := t.displs[i]
+			if t.kind == kindIndexed || t.kind == kindIndexedBlock {
+				off *= old.Extent()
+			}
+			if !add(off, uint64(n), old) {
+				return Run{}
+			}
+		}
+	}
+	return acc
 }
