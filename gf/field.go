@@ -72,7 +72,7 @@ type Field struct {
 	// path, which keeps Exp, MulExp and Div within the inlining budget.
 	small   uint64
 	small32 uint32
-	recip uint64 // ⌊(2^64-1)/order⌋, for reducing exponents without a divide
+	recip   uint64 // ⌊(2^64-1)/order⌋, for reducing exponents without a divide
 
 	// w ≤ tableMaxW. log[a] = n with α^n = a for a ≥ 1, and log[0] =
 	// 2·order, a sentinel that lands any sum with it in the zeros at the

@@ -47,8 +47,8 @@ var crcModels = []crcModel{
 
 type crcAlg struct {
 	crcModel
-	ring  *gf.Ring
-	mask  uint64
+	ring *gf.Ring
+	mask uint64
 	// tables[k][v] = v(x)·x^(w+8k) mod p. tables[0] is the classic
 	// MSB-first byte step; all four fold four bytes at once ("slicing by
 	// four"), which takes the dependency chain from one table lookup per

@@ -138,7 +138,7 @@ func MeasureQuality(alg Algebra, panel []*Datatype) Quality {
 // gives 5.07% for n = 6994 at 16 bits; the exact value is 5.15%.)
 func randomMapping(n, bits int) (coll, dup float64) {
 	v := math.Ldexp(1, bits)
-	p0 := math.Exp(float64(n) * math.Log1p(-1/v))            // (1-1/V)^n
+	p0 := math.Exp(float64(n) * math.Log1p(-1/v))                  // (1-1/V)^n
 	p1 := float64(n) / v * math.Exp(float64(n-1)*math.Log1p(-1/v)) // (n/V)(1-1/V)^(n-1)
 	distinct := v * -math.Expm1(float64(n)*math.Log1p(-1/v))
 	multi := v * (1 - p0 - p1)
