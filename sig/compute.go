@@ -8,8 +8,9 @@ import (
 )
 
 // ErrTooLarge is returned when count copies of a datatype hold 2^64
-// elements or more: no signature can count them, and no buffer holds them.
-var ErrTooLarge = errors.New("sig: more than 2^64-1 elements")
+// elements or bytes or more: no signature can count them, and no buffer
+// holds them.
+var ErrTooLarge = errors.New("sig: count too large")
 
 // nodeSig is what a Datatype caches per algebra: its signature and, for
 // indexed and struct types, the signature of every prefix of whole blocks
@@ -57,7 +58,7 @@ func node(alg Algebra, t *Datatype) *nodeSig {
 func total(t *Datatype, count uint64) (uint64, error) {
 	hi, n := bits.Mul64(t.elems, count)
 	if hi != 0 {
-		return 0, fmt.Errorf("%w: %d copies of %d elements", ErrTooLarge, count, t.elems)
+		return 0, fmt.Errorf("%w: %d copies of %d elements exceed 2^64-1", ErrTooLarge, count, t.elems)
 	}
 	return n, nil
 }

@@ -98,7 +98,7 @@ func byteSize(t *Datatype, count uint64) (uint64, error) {
 	}
 	n := uint64(t.size) * count
 	if t.size != 0 && n/uint64(t.size) != count {
-		return 0, fmt.Errorf("%w: %d copies of %d bytes", ErrTooLarge, count, t.size)
+		return 0, fmt.Errorf("%w: %d copies of %d bytes exceed 2^64-1", ErrTooLarge, count, t.size)
 	}
 	return n, nil
 }

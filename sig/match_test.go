@@ -304,4 +304,17 @@ func TestTypeMapRendering(t *testing.T) {
 	if got := TypeMap(Must(Vector(4, 1, 2, Int)), 1, 1, ^uint64(0), 5); got != "… int×3 @8 stride 8" {
 		t.Errorf("strided: %q", got)
 	}
+	// Huge uniform regions are one step each, wherever the window starts
+	// (found by FuzzParseDatatype: a strided vector used to be walked
+	// element by element while its pieces merged).
+	huge := map[string]string{
+		"vector(3e9, 1, 5, double)":                                   "… double×1500000000 @179999999968 stride 40, double×3000000000 @239999999936 stride 40",
+		"contiguous(1e9, contiguous(3, double))":                      "… double×4500000000 @36000000000",
+		"vector(1e9, 2, 2, struct([1, 1], [0, 8], [double, double]))": "… double×7500000000 @36000000000",
+	}
+	for text, want := range huge {
+		if got := TypeMap(Must(ParseDatatype(text)), 3, 4500000000, ^uint64(0), 3); !strings.HasPrefix(got, want) {
+			t.Errorf("%s: %q", text, got)
+		}
+	}
 }

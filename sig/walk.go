@@ -150,8 +150,13 @@ func Runs(t *Datatype, count, from uint64) iter.Seq[Run] {
 		}
 		var cur Run
 		have := false
+		merged := 0
 		emit := func(r Run) bool {
-			if have && r.Type == cur.Type {
+			// Merging is best effort: after maxMerge pieces a run is
+			// yielded as it stands, so that no structure can make the
+			// consumer wait for more than a bounded amount of work.
+			if have && r.Type == cur.Type && merged < maxMerge {
+				merged++
 				switch {
 				case cur.Count == 1 && (r.Count == 1 || r.Disp-cur.Disp == r.Stride):
 					// A lone element sets the stride of the run it starts.
@@ -166,7 +171,7 @@ func Runs(t *Datatype, count, from uint64) iter.Seq[Run] {
 			if have && !yield(cur) {
 				return false
 			}
-			cur, have = r, true
+			cur, have, merged = r, true, 0
 			return true
 		}
 		w := &walker{emit: emit, index: from}
@@ -181,9 +186,18 @@ type walker struct {
 	index uint64
 }
 
+// maxMerge bounds the pieces Runs merges into one run.
+const maxMerge = 1 << 16
+
 // walk emits the elements of one t at byte offset disp, skipping its first
 // skip elements; it returns false when the consumer has had enough.
 func (w *walker) walk(t *Datatype, disp int64, skip uint64) bool {
+	if r := t.run; r.Type != nil && t.kind != kindBasic {
+		// The whole type is one run: one step, whatever its size.
+		k := r.Count - skip
+		w.index += k
+		return w.emit(Run{Type: r.Type, Index: w.index - k, Count: k, Disp: disp + r.Disp + int64(skip)*r.Stride, Stride: r.Stride})
+	}
 	switch t.kind {
 	case kindBasic:
 		w.index++

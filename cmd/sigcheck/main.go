@@ -1,0 +1,194 @@
+// Command sigcheck checks that what moves between processes is what was
+// meant: datatype signatures that sender and receiver compare, and (in
+// later subcommands) checksums and Merkle trees over the bytes.
+//
+// Usage:
+//
+//	sigcheck <command> [flags] [arguments]
+//
+// Run sigcheck help for the commands, sigcheck <command> -h for one.
+// Results go to standard output, errors and progress to standard error.
+// The exit status is 0 for success, 1 for a negative answer (a mismatch),
+// and 2 for bad input or usage.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+)
+
+type command struct {
+	name    string
+	usage   string // arguments after the flags
+	summary string
+	run     func(env *env, args []string) error
+}
+
+// env is what a command writes to; tests give it buffers.
+type env struct {
+	stdout, stderr io.Writer
+}
+
+var commands []*command
+
+func init() {
+	commands = []*command{
+		{"demo", "", "show what sigcheck catches, on built-in data, in a few seconds", runDemo},
+		{"sig", "TYPE", "print the signature of a datatype", runSig},
+		{"match", "SEND RECV", "check that a send and a receive datatype match by MPI's rules", runMatch},
+		{"quality", "", "measure how well each signature algebra spreads Gropp's panel (the paper's Table 1)", runQuality},
+		{"types", "", "list the predefined datatypes and the datatype syntax", runTypes},
+	}
+}
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// Exit statuses.
+const (
+	exitOK       = 0
+	exitNegative = 1 // the check ran and the answer is no
+	exitUsage    = 2 // bad input or usage
+)
+
+// negativeError is an answer, not a failure: printed already, exit 1.
+type negativeError struct{}
+
+func (negativeError) Error() string { return "negative" }
+
+func run(args []string, stdout, stderr io.Writer) int {
+	e := &env{stdout: stdout, stderr: stderr}
+	if len(args) == 0 {
+		usage(stderr)
+		return exitUsage
+	}
+	name := args[0]
+	switch name {
+	case "help", "-h", "-help", "--help":
+		if len(args) > 1 {
+			if c := find(args[1]); c != nil {
+				return run([]string{c.name, "-h"}, stdout, stderr)
+			}
+		}
+		usage(stdout)
+		return exitOK
+	}
+	c := find(name)
+	if c == nil {
+		fmt.Fprintf(stderr, "sigcheck: unknown command %q (run sigcheck help)\n", name)
+		return exitUsage
+	}
+	err := c.run(e, args[1:])
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.Is(err, flag.ErrHelp):
+		return exitOK
+	case errors.As(err, new(negativeError)):
+		return exitNegative
+	}
+	fmt.Fprintf(stderr, "sigcheck %s: %v\n", c.name, err)
+	return exitUsage
+}
+
+func find(name string) *command {
+	for _, c := range commands {
+		if c.name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "sigcheck checks that data moved between processes is what was sent, and what the receiver expects.")
+	fmt.Fprintln(w, "\nUsage: sigcheck <command> [flags] [arguments]\n\nCommands:")
+	for _, c := range commands {
+		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintln(w, "\nRun sigcheck <command> -h for the flags of one command.")
+}
+
+// flags returns a FlagSet for c whose usage text names the command.
+func flags(e *env, c string, describe string) *flag.FlagSet {
+	fs := flag.NewFlagSet("sigcheck "+c, flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	cmd := find(c)
+	fs.Usage = func() {
+		fmt.Fprintf(e.stderr, "Usage: sigcheck %s [flags] %s\n\n%s\n", c, cmd.usage, describe)
+		var has bool
+		fs.VisitAll(func(*flag.Flag) { has = true })
+		if has {
+			fmt.Fprintln(e.stderr, "\nFlags:")
+			fs.PrintDefaults()
+		}
+	}
+	return fs
+}
+
+// parse parses flags that may come before, between or after the
+// positional arguments ("sigcheck sig vector(…) -count 4"), and checks
+// that there are exactly want of the latter (want < 0: any number).
+func parse(fs *flag.FlagSet, args []string, want int) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			break
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+	if want >= 0 && len(pos) != want {
+		fs.Usage()
+		return nil, fmt.Errorf("want %d argument%s, got %d", want, plural(want), len(pos))
+	}
+	return pos, nil
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// hexValue formats a signature value with as many digits as the algebra has.
+func hexValue(v uint64, bits int) string {
+	return fmt.Sprintf("%0*x", (bits+3)/4, v)
+}
+
+// table writes rows of columns aligned, the first row a header.
+func table(w io.Writer, rows [][]string, rightAlign map[int]bool) {
+	widths := map[int]int{}
+	for _, r := range rows {
+		for i, c := range r {
+			widths[i] = max(widths[i], len([]rune(c)))
+		}
+	}
+	for _, r := range rows {
+		var b strings.Builder
+		for i, c := range r {
+			pad := strings.Repeat(" ", widths[i]-len([]rune(c)))
+			if i > 0 {
+				b.WriteString("  ")
+			}
+			if rightAlign[i] {
+				b.WriteString(pad + c)
+			} else if i < len(r)-1 {
+				b.WriteString(c + pad)
+			} else {
+				b.WriteString(c)
+			}
+		}
+		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
+	}
+}

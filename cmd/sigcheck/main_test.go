@@ -1,0 +1,161 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func sigcheck(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	var o, e bytes.Buffer
+	code = run(args, &o, &e)
+	return o.String(), e.String(), code
+}
+
+func TestUsageAndExitCodes(t *testing.T) {
+	cases := []struct {
+		args []string
+		code int
+		out  string // in stdout, or stderr when the code is not 0
+	}{
+		{nil, exitUsage, "Usage: sigcheck"},
+		{[]string{"help"}, exitOK, "Commands:"},
+		{[]string{"-h"}, exitOK, "match"},
+		{[]string{"frobnicate"}, exitUsage, `unknown command "frobnicate"`},
+		{[]string{"sig", "-h"}, exitOK, ""},
+		{[]string{"help", "match"}, exitOK, ""},
+		{[]string{"sig"}, exitUsage, "want 1 argument, got 0"},
+		{[]string{"sig", "int", "float"}, exitUsage, "want 1 argument, got 2"},
+		{[]string{"sig", "-alg", "md5", "int"}, exitUsage, "unknown algebra"},
+		{[]string{"sig", "flaot"}, exitUsage, `sigcheck sig: sig: column 1: unknown datatype "flaot"`},
+		{[]string{"sig", "-count", "-1", "int"}, exitUsage, "invalid value"},
+		{[]string{"sig", "vector(1e10, 1e10, 1, double)"}, exitUsage, "more than 2^64 elements"},
+		{[]string{"match", "int"}, exitUsage, "want 2 arguments"},
+		{[]string{"match", "int", "int("}, exitUsage, "RECV: sig: column"},
+		{[]string{"match", "int", "int"}, exitOK, "match (point-to-point)"},
+		{[]string{"match", "int", "float"}, exitNegative, "mismatch (point-to-point) at element 0"},
+		{[]string{"quality", "extra"}, exitUsage, "want 0 arguments"},
+		{[]string{"types"}, exitOK, "long_double_int"},
+	}
+	for _, c := range cases {
+		o, e, code := sigcheck(t, c.args...)
+		if code != c.code {
+			t.Errorf("sigcheck %q: exit %d, want %d\nstdout: %s\nstderr: %s", c.args, code, c.code, o, e)
+			continue
+		}
+		where := o
+		if code != exitOK {
+			where = o + e
+		}
+		if !strings.Contains(where, c.out) {
+			t.Errorf("sigcheck %q: output lacks %q:\nstdout: %s\nstderr: %s", c.args, c.out, o, e)
+		}
+		if code == exitUsage && strings.Count(strings.TrimSpace(e), "\n") > 0 && !strings.Contains(e, "Usage") {
+			t.Errorf("sigcheck %q: error is not one line: %q", c.args, e)
+		}
+	}
+}
+
+func TestSigCommand(t *testing.T) {
+	o, _, code := sigcheck(t, "sig", "-alg", "gfd:w=8,m=2", "vector(1e9, 3, 5, double)")
+	if code != 0 || !strings.Contains(o, "0xf5ac") || !strings.Contains(o, "3000000000") {
+		t.Fatalf("exit %d:\n%s", code, o)
+	}
+	// Flags after the datatype, and JSON.
+	o, _, code = sigcheck(t, "sig", "byte", "-alg", "crc32", "-count", "9", "-json")
+	var got map[string]any
+	if code != 0 || json.Unmarshal([]byte(o), &got) != nil {
+		t.Fatalf("exit %d: %s", code, o)
+	}
+	// CRC-32 of nine bytes whose code is byte's low byte, 0xf4.
+	if got["algebra"] != "crc32" || got["elements"] != 9.0 || got["class"] != "bytes" || got["value"] != "0x847d6790" {
+		t.Errorf("json %v", got)
+	}
+}
+
+func TestMatchCommand(t *testing.T) {
+	o, _, code := sigcheck(t, "match", "struct([1, 3], [0, 8], [int, double])", "struct([1, 6], [0, 8], [int, float])",
+		"-send-count", "10", "-recv-count", "10")
+	if code != exitNegative {
+		t.Fatalf("exit %d", code)
+	}
+	for _, want := range []string{"at element 1 (zero-based)", "sender    double", "receiver  float",
+		"item 0 → struct member 1 → element 0, byte 8", "[double] @8"} {
+		if !strings.Contains(o, want) {
+			t.Errorf("output lacks %q:\n%s", want, o)
+		}
+	}
+	o, _, code = sigcheck(t, "match", "-json", "vector(4, 2, 3, double)", "contiguous(8, double)", "-send-count", "2")
+	var got map[string]any
+	if code != exitNegative || json.Unmarshal([]byte(o), &got) != nil {
+		t.Fatalf("exit %d: %s", code, o)
+	}
+	if got["match"] != false || got["index"] != 8.0 || got["truncated"] != true || got["send_type"] != "double" || got["recv_type"] != "" {
+		t.Errorf("json %v", got)
+	}
+	o, _, code = sigcheck(t, "match", "-collective", "-json", "contiguous(2, int)", "int", "-recv-count", "2")
+	if code != exitOK || !strings.Contains(o, `"match":true`) {
+		t.Errorf("exit %d: %s", code, o)
+	}
+	o, _, code = sigcheck(t, "match", "packed", "double", "-send-count", "17", "-recv-count", "2")
+	if code != exitNegative || !strings.Contains(o, "matched by size") {
+		t.Errorf("exit %d: %s", code, o)
+	}
+}
+
+func TestQualityCommand(t *testing.T) {
+	svg := filepath.Join(t.TempDir(), "q.svg")
+	o, _, code := sigcheck(t, "quality", "-json", "-plot", svg)
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	lines := strings.Split(strings.TrimSpace(o), "\n")
+	if len(lines) != 18 {
+		t.Fatalf("%d rows", len(lines))
+	}
+	for _, l := range lines {
+		var row map[string]any
+		if err := json.Unmarshal([]byte(l), &row); err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range []string{"algebra", "bits", "collisions_pct", "duplicates_pct", "expected_pct"} {
+			if _, ok := row[f]; !ok {
+				t.Errorf("row %s lacks %s", l, f)
+			}
+		}
+		if row["algebra"] == "gfd:w=8,m=2" && row["collisions_pct"].(float64) > 1.5*row["expected_pct"].(float64) {
+			t.Errorf("gfd:w=8,m=2: %v", row)
+		}
+	}
+	if b, err := os.ReadFile(svg); err != nil || !bytes.Contains(b, []byte("<svg")) || !bytes.Contains(b, []byte("gfd:w=8,m=2")) {
+		t.Errorf("plot: %v", err)
+	}
+	o, _, code = sigcheck(t, "quality", "-algs", "gfd:w=8,m=2,crc32c")
+	if code != 0 || !strings.Contains(o, "gfd:w=8,m=2 ") || !strings.Contains(o, "crc32c") {
+		t.Errorf("exit %d:\n%s", code, o)
+	}
+}
+
+func TestDemo(t *testing.T) {
+	o, e, code := sigcheck(t, "demo")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, e)
+	}
+	for _, want := range []string{"accepted", "refused", "mismatch (point-to-point) at element 1", "3000000000000000 elements", "gfd:w=8,m=2"} {
+		if !strings.Contains(o, want) {
+			t.Errorf("demo lacks %q:\n%s", want, o)
+		}
+	}
+}
+
+func TestSplitSpecs(t *testing.T) {
+	got := splitSpecs("gfd:w=8,m=2, crc32c,xor-bs1:m=1,w=16,crc-32/iscsi")
+	want := []string{"gfd:w=8,m=2", "crc32c", "xor-bs1:m=1,w=16", "crc-32/iscsi"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("%q", got)
+	}
+}

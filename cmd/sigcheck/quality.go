@@ -1,0 +1,109 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"strings"
+
+	"github.com/sigcheck/sigcheck/internal/plot"
+	"github.com/sigcheck/sigcheck/sig"
+)
+
+func runQuality(e *env, args []string) error {
+	fs := flags(e, "quality", "Reproduces Table 1 of Langou et al.: for each algebra, the percentage of\n"+
+		"collisions (signatures whose value an earlier one already had) and of duplicates\n"+
+		"(values shared by several signatures, among the distinct values) on a panel of\n"+
+		fmt.Sprintf("%d distinct type signatures over MPI-1's 13 basic C types, beside what a random\n", len(sig.Panel()))+
+		"mapping to as many bits would give. The panel: every sequence of 1 to 3 elements,\n"+
+		"uniform runs of 4 to 64, two-run structs t1×a, t2×b (a, b ≤ 5) and alternations\n"+
+		"(t1, t2)×2..4 (see sig.Panel).")
+	asJSON := fs.Bool("json", false, "print one JSON object per algebra")
+	algs := fs.String("algs", "", "comma-separated `specs` to measure (default: the paper's set at 16 and 32 bits)")
+	svg := fs.String("plot", "", "also write a bar chart of the collisions to this SVG `file`")
+	if _, err := parse(fs, args, 0); err != nil {
+		return err
+	}
+	specs := sig.QualitySpecs
+	if *algs != "" {
+		specs = splitSpecs(*algs)
+	}
+	var algebras []sig.Algebra
+	for _, s := range specs {
+		a, err := sig.ParseAlgebra(strings.TrimSpace(s))
+		if err != nil {
+			return err
+		}
+		algebras = append(algebras, a)
+	}
+	panel := sig.Panel()
+	var qs []sig.Quality
+	for _, a := range algebras {
+		qs = append(qs, sig.MeasureQuality(a, panel))
+	}
+	if *svg != "" {
+		var bars []plot.Bar
+		for _, q := range qs {
+			bars = append(bars, plot.Bar{Label: fmt.Sprintf("%s (%d bits)", q.Algebra, q.Bits), Value: q.Collisions, Ref: q.Expected})
+		}
+		f, err := os.Create(*svg)
+		if err != nil {
+			return err
+		}
+		err = plot.Bars(f, fmt.Sprintf("Collisions on %d type signatures", len(panel)), "%", "random mapping", bars)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if *asJSON {
+		enc := json.NewEncoder(e.stdout)
+		for _, q := range qs {
+			if err := enc.Encode(map[string]any{
+				"algebra": q.Algebra, "bits": q.Bits, "signatures": q.Signatures,
+				"collisions_pct": round(q.Collisions), "duplicates_pct": round(q.Duplicates),
+				"expected_pct": round(q.Expected), "expected_duplicates_pct": round(q.ExpectedDuplicates),
+			}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	rows := [][]string{{"algebra", "bits", "collisions", "duplicates", "random", "vs random"}}
+	for _, q := range qs {
+		ratio := "none"
+		switch r := q.Collisions / q.Expected; {
+		case q.Collisions == 0:
+		case r < 10:
+			ratio = fmt.Sprintf("%.2f×", r)
+		default:
+			ratio = fmt.Sprintf("%.0f×", r)
+		}
+		rows = append(rows, []string{q.Algebra, fmt.Sprint(q.Bits), pct(q.Collisions), pct(q.Duplicates), pct(q.Expected), ratio})
+	}
+	table(e.stdout, rows, map[int]bool{1: true, 2: true, 3: true, 4: true, 5: true})
+	fmt.Fprintf(e.stdout, "\n%d type signatures; collisions and duplicates compare Sig.Value only, as the paper does.\n", len(panel))
+	return nil
+}
+
+func pct(v float64) string { return fmt.Sprintf("%.2f %%", v) }
+
+func round(v float64) float64 { return math.Round(v*1e6) / 1e6 }
+
+// splitSpecs splits a comma-separated list of algebra specs, which contain
+// commas themselves: "gfd:w=8,m=2,crc32c" is gfd:w=8,m=2 and crc32c.
+func splitSpecs(s string) []string {
+	var out []string
+	for _, part := range strings.Split(s, ",") {
+		p := strings.TrimSpace(part)
+		if k, _, ok := strings.Cut(p, "="); ok && len(out) > 0 && !strings.Contains(k, ":") {
+			out[len(out)-1] += "," + p // a parameter of the previous spec
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
+}

@@ -1,0 +1,53 @@
+package plot
+
+import (
+	"bytes"
+	"encoding/xml"
+	"io"
+	"math"
+	"strings"
+	"testing"
+)
+
+func TestBarsIsWellFormedSVG(t *testing.T) {
+	var b bytes.Buffer
+	bars := []Bar{{"a <b>", 3.5, 2}, {"c", 0, math.NaN()}, {"d & e", 12, 1}}
+	if err := Bars(&b, "Title & co", "%", "reference", bars); err != nil {
+		t.Fatal(err)
+	}
+	d := xml.NewDecoder(&b)
+	rects, texts := 0, []string{}
+	for {
+		tok, err := d.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("not XML: %v", err)
+		}
+		if se, ok := tok.(xml.StartElement); ok && se.Name.Local == "rect" {
+			rects++
+		}
+		if cd, ok := tok.(xml.CharData); ok && strings.TrimSpace(string(cd)) != "" {
+			texts = append(texts, string(cd))
+		}
+	}
+	if rects != 1+len(bars) {
+		t.Errorf("%d rects", rects)
+	}
+	all := strings.Join(texts, "|")
+	for _, want := range []string{"Title & co", "a <b>", "d & e", "12.0%", "3.50%", "reference"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("texts %q lack %q", all, want)
+		}
+	}
+}
+
+func TestTicks(t *testing.T) {
+	for _, max := range []float64{0.003, 1, 7, 30.8, 99, 1e6} {
+		ts := ticks(max)
+		if len(ts) < 2 || len(ts) > 7 || ts[0] != 0 || ts[len(ts)-1] > max*1.0001 {
+			t.Errorf("ticks(%g) = %v", max, ts)
+		}
+	}
+}
