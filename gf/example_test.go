@@ -49,11 +49,11 @@ func ExampleField_MulSliceXor() {
 	// Output: [7 14 9 28]
 }
 
-// The checksum of k copies of a block in O(1): Langou et al.'s formula (9).
-func ExampleField_MulGeometric() {
+// Zech's logarithm: log(1 + α^n) in one lookup, the step that makes the
+// checksum of k copies of a block O(1) (Langou et al.'s formula (9)).
+func ExampleField_Zech() {
 	f := gf.Default(8)
-	// The Horner checksum of the block [5] repeated 3 times is 5·α² + 5·α + 5.
-	direct := f.Mul(5, f.Exp(2)) ^ f.Mul(5, f.Exp(1)) ^ 5
-	fmt.Println(f.MulGeometric(5, 1, 3) == direct)
+	z := f.Zech(5)
+	fmt.Println(f.Exp(z) == 1^f.Exp(5))
 	// Output: true
 }

@@ -72,6 +72,7 @@ type Field struct {
 	// path, which keeps Exp, MulExp and Div within the inlining budget.
 	small   uint64
 	small32 uint32
+	zlim    uint64 // order-1 with tables, else 0: Zech's fast-path bound
 	recip   uint64 // ⌊(2^64-1)/order⌋, for reducing exponents without a divide
 
 	// w ≤ tableMaxW. log[a] = n with α^n = a for a ≥ 1, and log[0] =
@@ -83,8 +84,7 @@ type Field struct {
 	// needed, which is also why the tables are not uint16).
 	log []uint32
 	exp []uint32
-	// zech[x] = log(1 + α^x) for 0 < x < order (Zech's logarithm): the
-	// logarithm of a sum in one lookup, for MulGeometric.
+	// zech[x] = log(1 + α^x) for 0 < x < order (Zech's logarithm).
 	zech []uint32
 
 	// w > tableMaxW.
@@ -134,7 +134,7 @@ func New(w uint, p uint64) (*Field, error) {
 		if err := f.buildTables(); err != nil {
 			return nil, err
 		}
-		f.small, f.small32 = f.order, uint32(f.order)
+		f.small, f.small32, f.zlim = f.order, uint32(f.order), f.order-1
 		return f, nil
 	}
 	r, err := NewRing(w, p)
@@ -297,11 +297,19 @@ func (f *Field) mulExpSlow(a uint32, n uint64) uint32 {
 // baby-step giant-step in each (microseconds for w = 32, whose largest
 // factor is 65537; up to a millisecond for w = 31, where 2^31-1 is prime).
 func (f *Field) Log(a uint32) uint64 {
+	if a-1 >= f.small32 { // a = 0 wraps around; a out of the field; or no tables
+		return f.logSlow(a)
+	}
+	return uint64(f.log[a])
+}
+
+//go:noinline
+func (f *Field) logSlow(a uint32) uint64 {
 	if a == 0 {
 		panic(ErrLogZero)
 	}
 	if f.ring == nil {
-		return uint64(f.log[a])
+		return uint64(f.log[a]) // out of the field: the table panics
 	}
 	return f.dlog.log(f, a)
 }
@@ -340,63 +348,28 @@ func (f *Field) divSlow(a, b uint32) uint32 {
 	return f.Mul(a, f.euclidInv(b))
 }
 
-// MulDiv returns a·b/c in one step: for w ≤ 16, one table lookup after
-// the three logarithms instead of the two round trips of Div and Mul.
-// MulDiv(a, b, 0) panics with ErrDivByZero.
-func (f *Field) MulDiv(a, b, c uint32) uint32 {
-	if c == 0 {
-		panic(ErrDivByZero)
+// Zech returns Zech's logarithm of n: the Z with α^Z = 1 + α^n, for
+// n ≢ 0 (mod 2^w-1). It turns the logarithm of a sum into one lookup, which
+// is what the closed form of a geometric series needs. For n ≡ 0, 1 + α^n
+// is 0 and Zech panics with ErrLogZero. A table lookup for w ≤ 16; above, a
+// discrete logarithm (see Log).
+func (f *Field) Zech(n uint64) uint64 {
+	if n-1 >= f.zlim { // n = 0 wraps around; n ≥ order; or no tables
+		return f.zechSlow(n)
 	}
-	if f.log == nil {
-		return f.Mul(a, f.Div(b, c))
-	}
-	if a == 0 || b == 0 {
-		return 0
-	}
-	i := f.log[a] + f.log[b] + f.small32 - f.log[c] // in [1, 3·order-2]
-	if i >= 2*f.small32 {
-		i -= f.small32
-	}
-	return f.exp[i]
+	return uint64(f.zech[n])
 }
 
-// MulGeometric returns a·(1 + β + β^2 + … + β^(k-1)) with β = α^n: the
-// checksum of k copies of a block, in Horner form, from the checksum a of
-// one copy and the block length n (Langou et al.'s formula (9)). It is the
-// closed form (β^k + 1)/(β + 1) of the series, with the case β = 1, where
-// the series is k ones and so equals k mod 2 in characteristic 2. O(1) for
-// any n and k.
-func (f *Field) MulGeometric(a uint32, n, k uint64) uint32 {
-	if n >= f.order { // reduced exponents, the common case, skip the reduction
-		n = f.mod(n)
-	}
-	if a == 0 || k == 0 {
-		return 0
-	}
+//go:noinline
+func (f *Field) zechSlow(n uint64) uint64 {
+	n = f.mod(n)
 	if n == 0 {
-		return a * uint32(k&1)
+		panic(ErrLogZero)
 	}
-	kk := k // callers with many a for one k pass it below 2·order, parity kept
-	if kk >= 2*f.order {
-		kk = f.mod(kk)
-	} else if kk >= f.order {
-		kk -= f.order
+	if f.ring == nil {
+		return uint64(f.zech[n])
 	}
-	x := n * kk // < 2^64: both factors are below 2^32
-	if f.log == nil {
-		num := f.expSlow(x) ^ 1
-		return f.Mul(a, f.Div(num, f.expSlow(n)^1))
-	}
-	x = f.mod(x)
-	if x == 0 {
-		return 0 // β^k = 1: the numerator β^k + 1 is 0
-	}
-	// log a + log(β^k + 1) - log(β + 1), the last two by Zech's logarithm.
-	i := f.log[a] + f.zech[x] + f.small32 - f.zech[n] // in [1, 3·order-2]
-	if i >= 2*f.small32 {
-		i -= f.small32
-	}
-	return f.exp[i]
+	return f.Log(f.Exp(n) ^ 1)
 }
 
 // Pow returns a^n, with 0^0 = 1 and 0^n = 0 for n > 0.

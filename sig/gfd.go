@@ -104,27 +104,78 @@ func (g *gfd) Concat(a, b Sig) Sig {
 
 func (g *gfd) Repeat(a Sig, k uint64) Sig {
 	n := mulCount(a.Count, k)
-	e := g.f.Reduce(a.Count)
-	// k once for all checksums: k mod 2^w-1, but kept odd or even as k is
-	// (2^w-1 is odd), which MulGeometric needs when the series is k ones.
-	if k >= 2*g.order {
-		r := g.f.Reduce(k)
-		if (r^k)&1 == 1 {
-			r += g.order
-		}
-		k = r
+	if k == 0 {
+		return Sig{}
 	}
+	if g.w > 16 {
+		return Sig{Value: g.repeatWide(a.Value, a.Count, n, k), Count: n}
+	}
+	// Checksum j of k copies is a_j·(β_j^k + 1)/(β_j + 1), β_j = α^(j·L),
+	// L = |a|. In logarithms: log a_j + Z(j·L·k) - Z(j·L), Z being Zech's
+	// logarithm, log(1 + α^x). The exponents j·L and j·L·k (mod 2^w-1)
+	// grow by one step per checksum: no reduction inside the loop.
+	order := g.order
+	e := g.f.Reduce(a.Count)
+	x := g.f.Reduce(n) // L·k: the count itself, which did not overflow
 	var v uint64
-	ej := uint64(0)
+	ej, xj := uint64(0), uint64(0)
 	for j := range g.m {
-		ej += e // log of α_j^|a|: copies are α_j^|a| apart
+		ej += e
+		if ej >= order {
+			ej -= order
+		}
+		xj += x
+		if xj >= order {
+			xj -= order
+		}
+		sh := uint(j) * g.w
+		aj := uint32(a.Value >> sh & g.mask)
+		switch {
+		case aj == 0 || xj == 0 && ej != 0:
+			// Nothing to repeat, or β^k = 1 ≠ β: the series sums to 0.
+		case ej == 0:
+			// β = 1: k ones, which in characteristic 2 is k mod 2.
+			v |= uint64(aj) * (k & 1) << sh
+		default:
+			l := g.f.Log(aj) + g.f.Zech(xj) + order - g.f.Zech(ej) // < 3·order
+			if l >= order {
+				l -= order
+			}
+			if l >= order {
+				l -= order
+			}
+			v |= uint64(g.f.Exp(l)) << sh
+		}
+	}
+	return Sig{Value: v, Count: n}
+}
+
+// repeatWide is Repeat's checksum arithmetic for w > 16, where there are
+// no log tables: (β^k + 1)/(β + 1) by exponentiation and inversion.
+func (g *gfd) repeatWide(val, count, n, k uint64) uint64 {
+	e, x := g.f.Reduce(count), g.f.Reduce(n)
+	var v uint64
+	ej, xj := uint64(0), uint64(0)
+	for j := range g.m {
+		ej += e
 		if ej >= g.order {
 			ej -= g.order
 		}
+		xj += x
+		if xj >= g.order {
+			xj -= g.order
+		}
 		sh := uint(j) * g.w
-		v |= uint64(g.f.MulGeometric(uint32(a.Value>>sh&g.mask), ej, k)) << sh
+		aj := uint32(val >> sh & g.mask)
+		var s uint32
+		if ej == 0 {
+			s = uint32(k & 1)
+		} else {
+			s = g.f.Div(g.f.Exp(xj)^1, g.f.Exp(ej)^1)
+		}
+		v |= uint64(g.f.Mul(aj, s)) << sh
 	}
-	return Sig{Value: v, Count: n}
+	return v
 }
 
 func (g *gfd) Append(s Sig, codes ...uint64) Sig {
