@@ -96,12 +96,7 @@ func (r *bs1) element(code uint64) uint64 {
 }
 
 func (r *bs1) Basic(code uint64) Sig {
-	x := r.element(code)
-	var v uint64
-	for j := range r.m {
-		v |= x << (uint(j) * r.w)
-	}
-	return Sig{Value: v, Count: 1}
+	return Sig{Value: replicate(r.element(code), r.w, r.m), Count: 1}
 }
 
 func (r *bs1) Concat(a, b Sig) Sig {

@@ -78,12 +78,7 @@ func (g *gfd) Bits() int      { return int(g.w) * g.m }
 func (g *gfd) Empty() Sig     { return Sig{} }
 
 func (g *gfd) Basic(code uint64) Sig {
-	x := code & g.mask
-	var v uint64
-	for j := range g.m {
-		v |= x << (uint(j) * g.w)
-	}
-	return Sig{Value: v, Count: 1}
+	return Sig{Value: replicate(code&g.mask, g.w, g.m), Count: 1}
 }
 
 func (g *gfd) Concat(a, b Sig) Sig {

@@ -254,11 +254,12 @@ func (p *parser) typ(depth int) *Datatype {
 		return nil
 	}
 	p.pos++ // '('
-	t, err := ctor(p, depth)
+	a := p.parseArgs(ctor, depth)
 	p.expect(')', "the arguments of "+name)
 	if p.err != nil {
 		return nil
 	}
+	t, err := ctor.build(a)
 	if err != nil {
 		p.pos = start
 		p.space()
@@ -268,91 +269,90 @@ func (p *parser) typ(depth int) *Datatype {
 	return t
 }
 
-var constructors map[string]func(p *parser, depth int) (*Datatype, error)
+// A constructor's arguments, in order: each is a number, a list of
+// numbers, a datatype or a list of datatypes; names are what the error
+// messages call them.
+type argKind uint8
 
-func init() {
-	constructors = map[string]func(p *parser, depth int) (*Datatype, error){
-		"contiguous": func(p *parser, d int) (*Datatype, error) {
-			n := p.number("count", true)
-			p.expect(',', "count")
-			old := p.typ(d + 1)
-			if p.err != nil {
-				return nil, nil
-			}
-			return Contiguous(n, old)
-		},
-		"vector":  vectorArgs(Vector),
-		"hvector": vectorArgs(HVector),
-		"indexed": indexedArgs(Indexed), "hindexed": indexedArgs(HIndexed),
-		"indexed_block": blockArgs(IndexedBlock), "hindexed_block": blockArgs(HIndexedBlock),
-		"struct": func(p *parser, d int) (*Datatype, error) {
-			bl := p.numbers("block lengths", true)
-			p.expect(',', "the block lengths")
-			ds := p.numbers("displacements", false)
-			p.expect(',', "the displacements")
-			var ts []*Datatype
-			p.list("types", func(int) { ts = append(ts, p.typ(d+1)) })
-			if p.err != nil {
-				return nil, nil
-			}
-			return Struct(bl, ds, ts)
-		},
-		"resized": func(p *parser, d int) (*Datatype, error) {
-			lb := p.number("lower bound", false)
-			p.expect(',', "lower bound")
-			ext := p.number("extent", true)
-			p.expect(',', "extent")
-			old := p.typ(d + 1)
-			if p.err != nil {
-				return nil, nil
-			}
-			return Resized(lb, ext, old)
-		},
-	}
+const (
+	argInt    argKind = iota // any integer
+	argCount                 // a non-negative integer
+	argInts                  // [integers]
+	argCounts                // [non-negative integers]
+	argType                  // a datatype
+	argTypes                 // [datatypes]
+)
+
+type arg struct {
+	kind argKind
+	name string
 }
 
-func vectorArgs(ctor func(c, b, s int64, t *Datatype) (*Datatype, error)) func(*parser, int) (*Datatype, error) {
-	return func(p *parser, d int) (*Datatype, error) {
-		c := p.number("count", true)
-		p.expect(',', "count")
-		bl := p.number("block length", true)
-		p.expect(',', "block length")
-		st := p.number("stride", false)
-		p.expect(',', "stride")
-		old := p.typ(d + 1)
-		if p.err != nil {
-			return nil, nil
-		}
-		return ctor(c, bl, st, old)
-	}
+// args holds what was parsed, by kind, in order.
+type args struct {
+	n     []int64
+	lists [][]int64
+	t     *Datatype
+	ts    []*Datatype
 }
 
-func indexedArgs(ctor func(bl, ds []int64, t *Datatype) (*Datatype, error)) func(*parser, int) (*Datatype, error) {
-	return func(p *parser, d int) (*Datatype, error) {
-		bl := p.numbers("block lengths", true)
-		p.expect(',', "the block lengths")
-		ds := p.numbers("displacements", false)
-		p.expect(',', "the displacements")
-		old := p.typ(d + 1)
-		if p.err != nil {
-			return nil, nil
-		}
-		return ctor(bl, ds, old)
-	}
+type constructor struct {
+	args  []arg
+	build func(a *args) (*Datatype, error)
 }
 
-func blockArgs(ctor func(bl int64, ds []int64, t *Datatype) (*Datatype, error)) func(*parser, int) (*Datatype, error) {
-	return func(p *parser, d int) (*Datatype, error) {
-		bl := p.number("block length", true)
-		p.expect(',', "block length")
-		ds := p.numbers("displacements", false)
-		p.expect(',', "the displacements")
-		old := p.typ(d + 1)
-		if p.err != nil {
-			return nil, nil
+var (
+	aCount, aBlocklen = arg{argCount, "count"}, arg{argCount, "block length"}
+	aBlocklens        = arg{argCounts, "the block lengths"}
+	aDispls           = arg{argInts, "the displacements"}
+	aOld              = arg{argType, "the datatype"}
+)
+
+var constructors = map[string]constructor{
+	"contiguous": {[]arg{aCount, aOld}, func(a *args) (*Datatype, error) { return Contiguous(a.n[0], a.t) }},
+	"vector": {[]arg{aCount, aBlocklen, {argInt, "stride"}, aOld},
+		func(a *args) (*Datatype, error) { return Vector(a.n[0], a.n[1], a.n[2], a.t) }},
+	"hvector": {[]arg{aCount, aBlocklen, {argInt, "stride"}, aOld},
+		func(a *args) (*Datatype, error) { return HVector(a.n[0], a.n[1], a.n[2], a.t) }},
+	"indexed": {[]arg{aBlocklens, aDispls, aOld},
+		func(a *args) (*Datatype, error) { return Indexed(a.lists[0], a.lists[1], a.t) }},
+	"hindexed": {[]arg{aBlocklens, aDispls, aOld},
+		func(a *args) (*Datatype, error) { return HIndexed(a.lists[0], a.lists[1], a.t) }},
+	"indexed_block": {[]arg{aBlocklen, aDispls, aOld},
+		func(a *args) (*Datatype, error) { return IndexedBlock(a.n[0], a.lists[0], a.t) }},
+	"hindexed_block": {[]arg{aBlocklen, aDispls, aOld},
+		func(a *args) (*Datatype, error) { return HIndexedBlock(a.n[0], a.lists[0], a.t) }},
+	"struct": {[]arg{aBlocklens, aDispls, {argTypes, "the types"}},
+		func(a *args) (*Datatype, error) { return Struct(a.lists[0], a.lists[1], a.ts) }},
+	"resized": {[]arg{{argInt, "lower bound"}, {argCount, "extent"}, aOld},
+		func(a *args) (*Datatype, error) { return Resized(a.n[0], a.n[1], a.t) }},
+}
+
+// parseArgs reads the comma-separated arguments of c.
+func (p *parser) parseArgs(c constructor, depth int) *args {
+	a := &args{}
+	for i, spec := range c.args {
+		if i > 0 {
+			p.expect(',', c.args[i-1].name)
 		}
-		return ctor(bl, ds, old)
+		if p.err != nil {
+			return nil
+		}
+		switch spec.kind {
+		case argInt, argCount:
+			a.n = append(a.n, p.number(spec.name, spec.kind == argCount))
+		case argInts, argCounts:
+			a.lists = append(a.lists, p.numbers(strings.TrimPrefix(spec.name, "the "), spec.kind == argCounts))
+		case argType:
+			a.t = p.typ(depth + 1)
+		case argTypes:
+			p.list("types", func(int) { a.ts = append(a.ts, p.typ(depth+1)) })
+		}
 	}
+	if p.err != nil {
+		return nil
+	}
+	return a
 }
 
 // String returns the text form of t, which ParseDatatype reads back to an

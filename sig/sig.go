@@ -65,6 +65,16 @@ func mulCount(a, n uint64) uint64 {
 	return lo
 }
 
+// replicate returns m copies of the w-bit value x side by side: the value
+// of one element in the algebras that keep m checksums of it.
+func replicate(x uint64, w uint, m int) uint64 {
+	var v uint64
+	for j := range m {
+		v |= x << (uint(j) * w)
+	}
+	return v
+}
+
 // The binary form of a Sig: a version byte, then the count and the value
 // as little-endian uint64s. Fixed size, so every valid encoding is the
 // canonical one.
