@@ -53,8 +53,10 @@
 //
 // Match applies MPI's rules: for point-to-point the sender's type signature
 // must be a prefix of the receiver's, for collectives they must be equal;
-// Packed matches any type and Byte any byte of storage, so those are
-// compared by size. On a mismatch it returns a *MismatchError with the
+// Packed matches any type and Byte any byte of storage, so when either side
+// is all Packed or all Byte the sizes decide. (A datatype that mixes Byte
+// with other types is matched element by element: stricter than MPI, which
+// lets such a Byte stand for any byte of storage.) On a mismatch it returns a *MismatchError with the
 // index of the first differing element, found by binary search over prefix
 // signatures, the two basic types, where each sits inside its datatype
 // ("item 3 → struct member 2 → vector block 5 → element 1") and a
