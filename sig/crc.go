@@ -11,14 +11,8 @@ import (
 // codes are bytes is exactly the catalogue CRC of those bytes.
 //
 // The paper concatenates CRCs in time proportional to the second part.
-// Here Concat is O(log n) and Repeat O(log n) too, as zlib's crc32_combine
-// does it: with r the CRC register before the final reflection and XOR,
-//
-//	r(A‖B) = (r(A) + init)·x^(8|B|) + r(B)   (mod p),
-//
-// because the register is linear in its initial value and the data. The
-// power x^(8n) is a product of precomputed x^(2^k) over the bits of n
-// (gf.Ring.XPow), and Repeat doubles the block while squaring its power.
+// Here Concat and Repeat are O(log n), by the combination rule of gf.CRC
+// (zlib's crc32_combine, for any init and xorout).
 
 // crcModel is a CRC in the parameters of Williams' Rocksoft model, as the
 // CRC RevEng catalogue lists them.
@@ -47,7 +41,7 @@ var crcModels = []crcModel{
 
 type crcAlg struct {
 	crcModel
-	ring *gf.Ring
+	math *gf.CRC // Empty, Concat and Repeat
 	mask uint64
 	// tables[k][v] = v(x)·x^(w+8k) mod p. tables[0] is the classic
 	// MSB-first byte step; all four fold four bytes at once ("slicing by
@@ -57,11 +51,12 @@ type crcAlg struct {
 }
 
 func newCRC(m crcModel) *crcAlg {
-	ring, err := gf.NewRing(m.w, m.poly)
+	math, err := gf.NewCRC(m.w, m.poly, m.init, m.xorout, m.ref)
 	if err != nil {
 		panic("sig: bad CRC model " + m.name + ": " + err.Error())
 	}
-	c := &crcAlg{crcModel: m, ring: ring, mask: ^uint64(0) >> (64 - m.w)}
+	ring := math.Ring()
+	c := &crcAlg{crcModel: m, math: math, mask: ^uint64(0) >> (64 - m.w)}
 	xw := ring.XPow(uint64(m.w)) // x^w mod p
 	for k := range 4 {
 		base := ring.Mul(xw, ring.XPow(uint64(8*k)))
@@ -82,22 +77,6 @@ func newCRC(m crcModel) *crcAlg {
 func (c *crcAlg) String() string { return c.name }
 func (c *crcAlg) Bits() int      { return int(c.w) }
 
-// value and reg convert between the CRC as published and the register.
-func (c *crcAlg) value(reg uint64) uint64 {
-	if c.ref {
-		reg = bits.Reverse64(reg) >> (64 - c.w)
-	}
-	return reg ^ c.xorout
-}
-
-func (c *crcAlg) reg(value uint64) uint64 {
-	r := (value ^ c.xorout) & c.mask
-	if c.ref {
-		r = bits.Reverse64(r) >> (64 - c.w)
-	}
-	return r
-}
-
 func (c *crcAlg) update(reg uint64, b byte) uint64 {
 	if c.ref {
 		b = bits.Reverse8(b)
@@ -105,51 +84,23 @@ func (c *crcAlg) update(reg uint64, b byte) uint64 {
 	return reg<<8&c.mask ^ c.tables[0][byte(reg>>(c.w-8))^b]
 }
 
-// x8n returns x^(8n) mod p as (x^n)^8: three squarings after XPow.
-func (c *crcAlg) x8n(n uint64) uint64 {
-	p := c.ring.XPow(n)
-	p = c.ring.Mul(p, p)
-	p = c.ring.Mul(p, p)
-	return c.ring.Mul(p, p)
-}
-
-func (c *crcAlg) Empty() Sig { return Sig{Value: c.value(c.init)} }
+func (c *crcAlg) Empty() Sig { return Sig{Value: c.math.Empty()} }
 
 func (c *crcAlg) Basic(code uint64) Sig {
-	return Sig{Value: c.value(c.update(c.init, byte(code))), Count: 1}
+	return Sig{Value: c.math.Value(c.update(c.math.Init(), byte(code))), Count: 1}
 }
 
 func (c *crcAlg) Concat(a, b Sig) Sig {
-	n := addCounts(a.Count, b.Count)
-	ra := c.ring.Mul(c.reg(a.Value)^c.init, c.x8n(b.Count))
-	return Sig{Value: c.value(ra ^ c.reg(b.Value)), Count: n}
+	return Sig{Value: c.math.Combine(a.Value, b.Value, b.Count), Count: addCounts(a.Count, b.Count)}
 }
 
 func (c *crcAlg) Repeat(a Sig, k uint64) Sig {
-	if k == 0 {
-		return c.Empty()
-	}
-	n := mulCount(a.Count, k)
-	acc := c.init         // register of the copies so far (none)
-	blk := c.reg(a.Value) // register of the current block of 2^i copies
-	pow := c.x8n(a.Count) // x^(8·|block|)
-	for {
-		if k&1 == 1 {
-			acc = c.ring.Mul(acc^c.init, pow) ^ blk
-		}
-		k >>= 1
-		if k == 0 {
-			break
-		}
-		blk = c.ring.Mul(blk^c.init, pow) ^ blk
-		pow = c.ring.Mul(pow, pow)
-	}
-	return Sig{Value: c.value(acc), Count: n}
+	return Sig{Value: c.math.Repeat(a.Value, a.Count, k), Count: mulCount(a.Count, k)}
 }
 
 func (c *crcAlg) Append(s Sig, codes ...uint64) Sig {
 	n := addCounts(s.Count, uint64(len(codes)))
-	r := c.reg(s.Value)
+	r := c.math.Register(s.Value)
 	t := &c.tables
 	for len(codes) >= 4 {
 		// (r·x^32 + D)·x^w mod p for the 32-bit polynomial D of four
@@ -162,7 +113,7 @@ func (c *crcAlg) Append(s Sig, codes ...uint64) Sig {
 	for _, code := range codes {
 		r = c.update(r, byte(code))
 	}
-	return Sig{Value: c.value(r), Count: n}
+	return Sig{Value: c.math.Value(r), Count: n}
 }
 
 // in returns the element byte of a code as the register sees it: the low
