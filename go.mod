@@ -9,5 +9,6 @@ require (
 
 require (
 	github.com/klauspost/cpuid/v2 v2.3.0 // indirect
+	github.com/zeebo/xxh3 v1.1.0 // indirect
 	golang.org/x/sys v0.30.0 // indirect
 )
