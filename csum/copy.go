@@ -67,12 +67,7 @@ func (a *Algorithm) CopySum(dst, src []byte) Value {
 		copy(dst, src)
 		return a.sum(dst[:n])
 	}
-	var h Hash
-	if a.newSized != nil {
-		h = a.newSized(n)
-	} else {
-		h = a.new()
-	}
+	h := a.NewFor(int64(n))
 	if haveStreamingCopy && n >= streamMin {
 		for off := 0; off < n; off += streamPiece {
 			end := min(off+streamPiece, n)

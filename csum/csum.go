@@ -49,6 +49,17 @@ func (a *Algorithm) Sum(p []byte) Value { return a.sum(p) }
 // New returns a running checksum.
 func (a *Algorithm) New() Hash { return a.new() }
 
+// NewFor returns a running checksum of exactly total bytes, which lets
+// the algorithms seeded with the length (MurmurHash64A, SuperFastHash)
+// stream instead of keeping the data until Sum. Writing another number of
+// bytes gives a meaningless value for those two.
+func (a *Algorithm) NewFor(total int64) Hash {
+	if a.newSized != nil && total >= 0 {
+		return a.newSized(int(total))
+	}
+	return a.new()
+}
+
 // Combinable reports whether Combine is available: whether the checksum of
 // a concatenation follows from the checksums of the parts.
 func (a *Algorithm) Combinable() bool { return a.combine != nil }

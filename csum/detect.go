@@ -35,13 +35,29 @@ func (l Level) String() string {
 	return fmt.Sprintf("level(%d)", uint8(l))
 }
 
+// MarshalText writes the level's name, as in the stored tuning.
+func (l Level) MarshalText() ([]byte, error) { return []byte(l.String()), nil }
+
+// UnmarshalText reads a level's name.
+func (l *Level) UnmarshalText(b []byte) error {
+	i := slices.Index(levelNames[:], string(b))
+	if i < 0 {
+		return fmt.Errorf("csum: unknown detection level %q", b)
+	}
+	*l = Level(i)
+	return nil
+}
+
 // Detection is what a checksum catches, by class of error: one, two or
 // three bits flipped anywhere in a message, or two different 64-bit words
 // of it swapped. The guarantees marked Always hold for messages up to
 // 2^28 bytes (the CRCs' Hamming distance of 4 holds to 2^31 bits;
 // Adler-32's two-bit guarantee to 65521 bytes between the flips).
 type Detection struct {
-	Bit1, Bit2, Bit3, Swap Level
+	Bit1 Level `json:"bit1"`
+	Bit2 Level `json:"bit2"`
+	Bit3 Level `json:"bit3"`
+	Swap Level `json:"swap"`
 }
 
 // AtLeast reports whether d is at least as strong as need in every class.

@@ -31,17 +31,17 @@ var DefaultNeed = Detection{Bit1: Likely, Bit2: Likely, Bit3: Likely, Swap: Like
 // Tuning is the outcome of auto-tuning on one machine: for each message
 // size, the fastest algorithm that detects at least Need.
 type Tuning struct {
-	Machine  string        // where it was measured; a tuning is only trusted there
-	Need     Detection     // what the choices had to detect
-	When     time.Time     // when it was measured
-	Choices  []Choice      // by increasing size
-	Measured []Measurement // everything that was measured
+	Machine  string        `json:"machine"` // where it was measured; a tuning is only trusted there
+	Need     Detection     `json:"need"`    // what the choices had to detect
+	When     time.Time     `json:"when"`    // when it was measured
+	Choices  []Choice      `json:"choices"` // by increasing size
+	Measured []Measurement `json:"measured"`
 }
 
 // Choice is the algorithm picked for messages of Size bytes and up.
 type Choice struct {
-	Size      int
-	Algorithm string
+	Size      int    `json:"size"`
+	Algorithm string `json:"algorithm"`
 }
 
 // Tune measures every algorithm that detects at least need, at each size,

@@ -71,7 +71,7 @@ func TestFastestAndTune(t *testing.T) {
 		t.Fatal(err)
 	}
 	back, err := LoadTuning(path)
-	if err != nil || len(back.Choices) != 2 || back.Choices[0] != tu.Choices[0] {
+	if err != nil || len(back.Choices) != 2 || back.Choices[0] != tu.Choices[0] || back.Need != DefaultNeed {
 		t.Fatalf("LoadTuning: %+v, %v", back, err)
 	}
 	// A tuning from elsewhere, a corrupt one, one naming an unknown algorithm.

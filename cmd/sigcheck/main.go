@@ -28,8 +28,9 @@ type command struct {
 	run     func(env *env, args []string) error
 }
 
-// env is what a command writes to; tests give it buffers.
+// env is what a command reads and writes; tests give it buffers.
 type env struct {
+	stdin          io.Reader
 	stdout, stderr io.Writer
 }
 
@@ -42,11 +43,14 @@ func init() {
 		{"match", "SEND RECV", "check that a send and a receive datatype match by MPI's rules", runMatch},
 		{"quality", "", "measure how well each signature algebra spreads Gropp's panel (the paper's Table 1)", runQuality},
 		{"types", "", "list the predefined datatypes and the datatype syntax", runTypes},
+		{"csum", "[FILE|-]...", "print checksums of files; list the algorithms and what they detect", runCsum},
+		{"tune", "", "measure the checksums on this machine and store the fastest as the default", runTune},
+		{"bench", "csum", "print the bandwidth table of the checksums, with read and copy baselines", runBench},
 	}
 }
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(runIO(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
 // Exit statuses.
@@ -62,7 +66,11 @@ type negativeError struct{}
 func (negativeError) Error() string { return "negative" }
 
 func run(args []string, stdout, stderr io.Writer) int {
-	e := &env{stdout: stdout, stderr: stderr}
+	return runIO(args, strings.NewReader(""), stdout, stderr)
+}
+
+func runIO(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	e := &env{stdin: stdin, stdout: stdout, stderr: stderr}
 	if len(args) == 0 {
 		usage(stderr)
 		return exitUsage
@@ -72,7 +80,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case "help", "-h", "-help", "--help":
 		if len(args) > 1 {
 			if c := find(args[1]); c != nil {
-				return run([]string{c.name, "-h"}, stdout, stderr)
+				return runIO([]string{c.name, "-h"}, stdin, stdout, stderr)
 			}
 		}
 		usage(stdout)

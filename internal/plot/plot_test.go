@@ -3,6 +3,7 @@ package plot
 import (
 	"bytes"
 	"encoding/xml"
+	"fmt"
 	"io"
 	"math"
 	"strings"
@@ -49,5 +50,37 @@ func TestTicks(t *testing.T) {
 		if len(ts) < 2 || len(ts) > 7 || ts[0] != 0 || ts[len(ts)-1] > max*1.0001 {
 			t.Errorf("ticks(%g) = %v", max, ts)
 		}
+	}
+}
+
+func TestLinesIsWellFormedSVG(t *testing.T) {
+	var b bytes.Buffer
+	series := []Series{
+		{"xxh3 <fast>", []float64{64, 4096, 1 << 20}, []float64{8, 33, 40}},
+		{"copy", []float64{64, 4096, 1 << 20}, []float64{12, 80, 27}},
+	}
+	if err := Lines(&b, "Bandwidth", "GB/s", func(x float64) string { return fmt.Sprint(x) }, series); err != nil {
+		t.Fatal(err)
+	}
+	d := xml.NewDecoder(&b)
+	lines := 0
+	for {
+		tok, err := d.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("not XML: %v", err)
+		}
+		if se, ok := tok.(xml.StartElement); ok && se.Name.Local == "polyline" {
+			lines++
+		}
+	}
+	if lines != 2 {
+		t.Errorf("%d polylines", lines)
+	}
+	var one bytes.Buffer
+	if err := Lines(&one, "one point", "GB/s", func(float64) string { return "x" }, []Series{{"a", []float64{5}, []float64{0}}}); err != nil || !strings.Contains(one.String(), "polyline") {
+		t.Errorf("single point: %v", err)
 	}
 }

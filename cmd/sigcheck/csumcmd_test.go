@@ -1,0 +1,143 @@
+package main
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func sigcheckIn(t *testing.T, stdin string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	var o, e bytes.Buffer
+	code = runIO(args, strings.NewReader(stdin), &o, &e)
+	return o.String(), e.String(), code
+}
+
+func TestCsumCommand(t *testing.T) {
+	o, e, code := sigcheckIn(t, "123456789", "csum", "-alg", "crc32c")
+	if code != 0 || o != "e3069283  -\n" {
+		t.Fatalf("exit %d: %q %q", code, o, e)
+	}
+	o, _, _ = sigcheckIn(t, "", "csum", "-alg", "xxh3-128", "-")
+	if o != "99aa06d3014798d86001c324468d497f  -\n" {
+		t.Errorf("xxh3-128 of nothing: %q", o)
+	}
+	dir := t.TempDir()
+	f := filepath.Join(dir, "nine")
+	os.WriteFile(f, []byte("123456789"), 0o644)
+	o, _, code = sigcheckIn(t, "", "csum", "-alg", "crc64", f, "-json")
+	var got map[string]any
+	if code != 0 || json.Unmarshal([]byte(o), &got) != nil || got["checksum"] != "995dc9bbdf1939fa" || got["bytes"] != 9.0 {
+		t.Errorf("json: %q", o)
+	}
+	// Algorithms seeded with the length, streamed from a file of known size.
+	for alg, want := range map[string]string{"murmur64a": "", "superfast": ""} {
+		o1, _, _ := sigcheckIn(t, "", "csum", "-alg", alg, f)
+		o2, _, _ := sigcheckIn(t, "123456789", "csum", "-alg", alg)
+		if strings.Fields(o1)[0] != strings.Fields(o2)[0] || want != "" {
+			t.Errorf("%s: file %q, stdin %q", alg, o1, o2)
+		}
+	}
+	_, e, code = sigcheckIn(t, "", "csum", "-alg", "md5")
+	if code != exitUsage || !strings.Contains(e, "unknown algorithm") {
+		t.Errorf("md5: %d %q", code, e)
+	}
+	_, e, code = sigcheckIn(t, "", "csum", filepath.Join(dir, "missing"))
+	if code != exitUsage || !strings.Contains(e, "no such file") {
+		t.Errorf("missing file: %d %q", code, e)
+	}
+}
+
+func TestCsumListAndDetect(t *testing.T) {
+	o, _, code := sigcheckIn(t, "", "csum", "-list", "-markdown")
+	if code != 0 || !strings.HasPrefix(o, "| name | bits |") || strings.Count(o, "\n") != 15 {
+		t.Errorf("list:\n%s", o)
+	}
+	o, _, code = sigcheckIn(t, "", "csum", "-detect", "-trials", "300", "-size", "1024")
+	if code != 0 || !strings.Contains(o, "never (0 %)") || !strings.Contains(o, "crc32c") {
+		t.Errorf("detect:\n%s", o)
+	}
+	o, _, _ = sigcheckIn(t, "", "csum", "-detect", "-trials", "50", "-json")
+	if n := strings.Count(o, "\n"); n != 13*4 {
+		t.Errorf("%d JSON rows", n)
+	}
+	for _, bad := range [][]string{{"-size", "7"}, {"-trials", "0"}} {
+		if _, _, code := sigcheckIn(t, "", append([]string{"csum", "-detect"}, bad...)...); code != exitUsage {
+			t.Errorf("%v accepted", bad)
+		}
+	}
+}
+
+func TestBenchCsum(t *testing.T) {
+	o, _, code := sigcheckIn(t, "", "bench", "csum", "-quick", "-sizes", "64,4K", "-algs", "xxh3,crc32c", "-json")
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	names := map[string]bool{}
+	for _, l := range strings.Split(strings.TrimSpace(o), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatal(err)
+		}
+		if m["gbps"].(float64) <= 0 || (m["size"] != 64.0 && m["size"] != 4096.0) {
+			t.Errorf("row %s", l)
+		}
+		names[m["algorithm"].(string)] = true
+	}
+	for _, n := range []string{"read", "copy", "xxh3", "crc32c", "copy+xxh3", "copy+crc32c"} {
+		if !names[n] {
+			t.Errorf("no %s row", n)
+		}
+	}
+	svg := filepath.Join(t.TempDir(), "b.svg")
+	o, _, code = sigcheckIn(t, "", "bench", "csum", "-quick", "-sizes", "64", "-algs", "sum", "-fused=false", "-csv", "-plot", svg)
+	recs, err := csv.NewReader(strings.NewReader(o)).ReadAll()
+	if code != 0 || err != nil || len(recs) != 4 || recs[0][2] != "gbps" {
+		t.Errorf("csv %q %v", o, err)
+	}
+	if b, err := os.ReadFile(svg); err != nil || !bytes.Contains(b, []byte("polyline")) {
+		t.Errorf("plot %v", err)
+	}
+	for _, bad := range [][]string{{"bench"}, {"bench", "tree"}, {"bench", "csum", "-sizes", "4X"}, {"bench", "csum", "-algs", "md5"}} {
+		if _, _, code := sigcheckIn(t, "", bad...); code != exitUsage {
+			t.Errorf("%v: exit %d", bad, code)
+		}
+	}
+}
+
+func TestTuneCommand(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	t.Setenv("HOME", t.TempDir())
+	o, _, code := sigcheckIn(t, "", "tune", "-quick", "-sizes", "64,64K")
+	if code != 0 || !strings.Contains(o, "*") || !strings.Contains(o, "Stored in") {
+		t.Fatalf("exit %d:\n%s", code, o)
+	}
+	o, _, code = sigcheckIn(t, "", "tune", "-quick", "-no-save", "-sizes", "4K", "-need", "bits", "-json")
+	var got map[string]any
+	if code != 0 || json.Unmarshal([]byte(o), &got) != nil {
+		t.Fatalf("exit %d: %s", code, o)
+	}
+	choice := got["choices"].([]any)[0].(map[string]any)["algorithm"]
+	if choice != "crc32c" && choice != "crc64" {
+		t.Errorf("with -need bits the choice is %v", choice)
+	}
+	if _, _, code := sigcheckIn(t, "", "tune", "-need", "perfect"); code != exitUsage {
+		t.Error("bad -need accepted")
+	}
+}
+
+func TestParseSizes(t *testing.T) {
+	got, err := parseSizes("64, 4K,32KiB,1M,64MiB,1G")
+	if err != nil || len(got) != 6 || got[1] != 4096 || got[4] != 64<<20 || got[5] != 1<<30 {
+		t.Errorf("%v %v", got, err)
+	}
+	for _, bad := range []string{"", "0", "-5", "4X", "5T", "1e3"} {
+		if _, err := parseSizes(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
