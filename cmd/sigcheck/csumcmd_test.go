@@ -141,3 +141,19 @@ func TestParseSizes(t *testing.T) {
 		}
 	}
 }
+
+// The detection table of the README is what `sigcheck csum -detect
+// -markdown` prints (deterministic: seeded corruption).
+func TestReadmeDetectionTable(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, _, code := sigcheckIn(t, "", "csum", "-detect", "-markdown")
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	if !bytes.Contains(readme, []byte(o)) {
+		t.Errorf("README.md does not hold the current table; regenerate it with: go run ./cmd/sigcheck csum -detect -markdown\n%s", o)
+	}
+}
