@@ -1,0 +1,130 @@
+package tree
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/zeebo/xxh3"
+
+	"github.com/sigcheck/sigcheck/csum"
+)
+
+// A Hash is how a tree hashes its nodes: a leaf is the hash of its segment
+// and an inner node the hash of its children's hashes, both seeded with the
+// node's index, so that equal segments at different places, or equal
+// subtrees, still hash apart.
+//
+// "xxh3" is the default and the paper's: XXH3-64 with the node index as
+// seed; an inner node hashes its two children's hashes as 16 little-endian
+// bytes, left child first — hash for hash the reference implementation's
+// (merkle-mpi's tree_calculate_hash). "xxh3-128" is the same with
+// XXH3-128, each child's hash as 16 bytes, low half first, little-endian.
+// Any other csum algorithm also works, with the seed as 8 little-endian
+// bytes written before the data; those are slower and are for comparison.
+type Hash struct {
+	name  string
+	words int // 64-bit words per node hash: 1, or 2 for 128-bit hashes
+	kind  hashKind
+	alg   *csum.Algorithm // kindCsum
+}
+
+type hashKind uint8
+
+const (
+	kindXXH3 hashKind = iota
+	kindXXH3128
+	kindCsum
+)
+
+// DefaultHash is the hash of the paper's trees.
+const DefaultHash = "xxh3"
+
+// LookupHash returns the hash a name gives: "xxh3", "xxh3-128", or any
+// algorithm of csum.
+func LookupHash(name string) (*Hash, error) {
+	if name == "" {
+		name = DefaultHash
+	}
+	a, err := csum.Lookup(name)
+	if err != nil {
+		return nil, fmt.Errorf("tree: %w", err)
+	}
+	h := &Hash{name: a.Name, words: (a.Size + 7) / 8, kind: kindCsum, alg: a}
+	switch a.Name {
+	case "xxh3":
+		h.kind = kindXXH3
+	case "xxh3-128":
+		h.kind = kindXXH3128
+	}
+	return h, nil
+}
+
+// Name returns the hash's name, as csum spells it.
+func (h *Hash) Name() string { return h.name }
+
+// Size returns the bytes in one node hash: 8 or 16 (4-byte checksums are
+// kept in 8).
+func (h *Hash) Size() int { return 8 * h.words }
+
+// leaf hashes a segment into out (h.words words).
+func (h *Hash) leaf(seg []byte, seed uint64, out []uint64) {
+	switch h.kind {
+	case kindXXH3:
+		out[0] = xxh3.HashSeed(seg, seed)
+	case kindXXH3128:
+		v := xxh3.Hash128Seed(seg, seed)
+		out[0], out[1] = v.Lo, v.Hi
+	default:
+		hh := h.alg.NewFor(int64(8 + len(seg)))
+		var s [8]byte
+		binary.LittleEndian.PutUint64(s[:], seed)
+		hh.Write(s[:])
+		hh.Write(seg)
+		h.put(hh.Value(), out)
+	}
+}
+
+// inner hashes two children's hashes into out.
+func (h *Hash) inner(l, r []uint64, seed uint64, out []uint64) {
+	switch h.kind {
+	case kindXXH3:
+		out[0] = innerXXH3(l[0], r[0], seed)
+	case kindXXH3128:
+		var b [32]byte
+		binary.LittleEndian.PutUint64(b[0:], l[0])
+		binary.LittleEndian.PutUint64(b[8:], l[1])
+		binary.LittleEndian.PutUint64(b[16:], r[0])
+		binary.LittleEndian.PutUint64(b[24:], r[1])
+		v := xxh3.Hash128Seed(b[:], seed)
+		out[0], out[1] = v.Lo, v.Hi
+	default:
+		var b [8 + 32]byte
+		binary.LittleEndian.PutUint64(b[0:], seed)
+		n := 8
+		for _, w := range l {
+			binary.LittleEndian.PutUint64(b[n:], w)
+			n += 8
+		}
+		for _, w := range r {
+			binary.LittleEndian.PutUint64(b[n:], w)
+			n += 8
+		}
+		h.put(h.alg.Sum(b[:n]), out)
+	}
+}
+
+func (h *Hash) put(v csum.Value, out []uint64) {
+	out[0] = v.Lo
+	if h.words > 1 {
+		out[1] = v.Hi
+	}
+}
+
+// innerXXH3 is the reference's inner node: XXH3_64bits_withSeed of
+// {left, right} as two little-endian uint64s, seeded with the node index.
+func innerXXH3(l, r, seed uint64) uint64 {
+	var b [16]byte
+	binary.LittleEndian.PutUint64(b[:8], l)
+	binary.LittleEndian.PutUint64(b[8:], r)
+	return xxh3.HashSeed(b[:], seed)
+}

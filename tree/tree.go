@@ -1,0 +1,293 @@
+package tree
+
+import (
+	"errors"
+	"fmt"
+	"math/bits"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"github.com/zeebo/xxh3"
+
+	"github.com/sigcheck/sigcheck/csum"
+)
+
+// DefaultSegment is the paper's and the reference's segment size.
+const DefaultSegment = 2048
+
+// Errors of Build and the methods that take a segment or node index.
+var (
+	ErrSegment = errors.New("tree: bad segment size")
+	ErrIndex   = errors.New("tree: index out of range")
+	ErrShape   = errors.New("tree: trees of different shapes")
+)
+
+// Tree is a Merkle tree over a byte buffer cut into segments, in the
+// layout of the paper: the 2n-1 nodes of n segments in level order, the
+// children of node i at 2i+1 and 2i+2, the leaf of segment j at node
+// j + n-1. When n is not a power of two the tree is slightly unbalanced and
+// its leaves sit on two levels (segment 0 is not the leftmost leaf).
+//
+// A Tree holds the node hashes and its parameters, 16 bytes a segment with
+// 64-bit hashes and nothing else that grows with the data: never the data.
+// Methods that need the data take it. A Tree is safe for concurrent reads;
+// Update needs exclusive access.
+type Tree struct {
+	h     *Hash
+	seg   int
+	size  int64
+	n     int      // segments, at least 1 (an empty buffer is one empty segment)
+	nodes []uint64 // (2n-1) hashes of h.words words each
+}
+
+// Option configures Build.
+type Option func(*config)
+
+type config struct {
+	seg     int
+	hash    string
+	workers int
+	err     error
+}
+
+// Segment sets the segment size in bytes (the last segment may be
+// shorter); it must be positive. The default is 2048.
+func Segment(n int) Option {
+	return func(c *config) {
+		if n <= 0 {
+			c.err = fmt.Errorf("%w %d: must be positive", ErrSegment, n)
+		}
+		c.seg = n
+	}
+}
+
+// UseHash sets the node hash by name (see LookupHash); the default is
+// "xxh3", the paper's.
+func UseHash(name string) Option { return func(c *config) { c.hash = name } }
+
+// Workers sets how many goroutines hash a large buffer; 1 builds serially.
+// The default is GOMAXPROCS.
+func Workers(n int) Option { return func(c *config) { c.workers = n } }
+
+// parallelMin is the buffer size below which Build stays on one goroutine.
+const parallelMin = 1 << 20
+
+// Build returns the tree of data.
+func Build(data []byte, opts ...Option) (*Tree, error) {
+	c := config{seg: DefaultSegment, hash: DefaultHash, workers: runtime.GOMAXPROCS(0)}
+	for _, o := range opts {
+		o(&c)
+	}
+	if c.err != nil {
+		return nil, c.err
+	}
+	t, err := newTree(int64(len(data)), c.seg, c.hash)
+	if err != nil {
+		return nil, err
+	}
+	workers := max(1, c.workers)
+	if len(data) < parallelMin {
+		workers = 1
+	}
+	t.hashLeaves(data, workers)
+	t.hashInner(workers)
+	return t, nil
+}
+
+// newTree allocates the tree of size bytes, hashes not yet computed.
+func newTree(size int64, seg int, hash string) (*Tree, error) {
+	if seg <= 0 {
+		return nil, fmt.Errorf("%w %d: must be positive", ErrSegment, seg)
+	}
+	if size < 0 {
+		return nil, fmt.Errorf("tree: negative size %d", size)
+	}
+	h, err := LookupHash(hash)
+	if err != nil {
+		return nil, err
+	}
+	n := max(1, (size+int64(seg)-1)/int64(seg))
+	if n > (1<<62)/int64(h.words)/2 {
+		return nil, fmt.Errorf("%w: %d segments of %d bytes are too many", ErrSegment, n, seg)
+	}
+	return &Tree{h: h, seg: seg, size: size, n: int(n), nodes: make([]uint64, (2*n-1)*int64(h.words))}, nil
+}
+
+// Segments returns the number of segments (leaves); an empty buffer has one.
+func (t *Tree) Segments() int { return t.n }
+
+// Nodes returns the number of nodes, 2·Segments()-1.
+func (t *Tree) Nodes() int { return 2*t.n - 1 }
+
+// SegmentSize returns the size of a full segment.
+func (t *Tree) SegmentSize() int { return t.seg }
+
+// Size returns the size of the data.
+func (t *Tree) Size() int64 { return t.size }
+
+// Hash returns the node hash.
+func (t *Tree) Hash() *Hash { return t.h }
+
+// Depth returns the number of levels below the root: ⌈log2 n⌉, the number
+// of rounds of a descent.
+func (t *Tree) Depth() int { return bits.Len(uint(t.Nodes())) - 1 }
+
+// Root returns the root hash.
+func (t *Tree) Root() csum.Value { return t.Node(0) }
+
+// Node returns the hash of node i (0 ≤ i < Nodes()); it panics out of range.
+func (t *Tree) Node(i int) csum.Value {
+	w := t.h.words
+	v := csum.Value{Lo: t.nodes[i*w]}
+	if w > 1 {
+		v.Hi = t.nodes[i*w+1]
+	}
+	return v
+}
+
+// Leaf returns the node index of segment j.
+func (t *Tree) Leaf(j int) int { return j + t.n - 1 }
+
+// SegmentOf returns the segment of node i, or -1 for an inner node.
+func (t *Tree) SegmentOf(i int) int {
+	if i < t.n-1 || i >= t.Nodes() {
+		return -1
+	}
+	return i - (t.n - 1)
+}
+
+// SegmentRange returns the byte offset and length of segment j.
+func (t *Tree) SegmentRange(j int) (off, n int64) {
+	off = int64(j) * int64(t.seg)
+	return off, min(int64(t.seg), t.size-off)
+}
+
+func (t *Tree) node(i int) []uint64 { return t.nodes[i*t.h.words : (i+1)*t.h.words] }
+
+// hashLeaf hashes segment j of data into its leaf.
+func (t *Tree) hashLeaf(data []byte, j int) {
+	off, n := t.SegmentRange(j)
+	i := t.Leaf(j)
+	if t.h.kind == kindXXH3 {
+		t.nodes[i] = xxh3.HashSeed(data[off:off+n], uint64(i))
+		return
+	}
+	t.h.leaf(data[off:off+n], uint64(i), t.node(i))
+}
+
+// hashNode recomputes inner node i from its children.
+func (t *Tree) hashNode(i int) {
+	if t.h.kind == kindXXH3 {
+		t.nodes[i] = innerXXH3(t.nodes[2*i+1], t.nodes[2*i+2], uint64(i))
+		return
+	}
+	t.h.inner(t.node(2*i+1), t.node(2*i+2), uint64(i), t.node(i))
+}
+
+// leafBatch is the work unit of a parallel build: enough bytes that the
+// atomic counter that hands batches out costs nothing in comparison.
+const leafBatch = 256 << 10
+
+// hashLeaves hashes every segment, on workers goroutines taking batches
+// of consecutive segments from a shared counter (so that a slow core does
+// not hold the others back), all finished on return.
+func (t *Tree) hashLeaves(data []byte, workers int) {
+	per := max(1, leafBatch/t.seg)
+	if workers == 1 {
+		for j := range t.n {
+			t.hashLeaf(data, j)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for {
+				lo := int(next.Add(int64(per))) - per
+				if lo >= t.n {
+					return
+				}
+				for j := lo; j < min(lo+per, t.n); j++ {
+					t.hashLeaf(data, j)
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// innerBatch is the number of inner nodes below which a level is hashed on
+// one goroutine.
+const innerBatch = 4096
+
+// hashInner hashes the inner nodes, deepest level first: an inner node's
+// children are leaves or inner nodes of the level below, done before it.
+// Large levels are split among the workers.
+func (t *Tree) hashInner(workers int) {
+	if t.n == 1 {
+		return
+	}
+	last := t.n - 2 // the last inner node
+	for lvl := bits.Len(uint(last+1)) - 1; lvl >= 0; lvl-- {
+		lo, hi := 1<<lvl-1, min(1<<(lvl+1)-2, last) // the inner nodes of this level
+		if workers == 1 || hi-lo+1 < 2*innerBatch {
+			for i := hi; i >= lo; i-- {
+				t.hashNode(i)
+			}
+			continue
+		}
+		var next atomic.Int64
+		next.Store(int64(lo))
+		var wg sync.WaitGroup
+		for range workers {
+			wg.Go(func() {
+				for {
+					a := int(next.Add(innerBatch)) - innerBatch
+					if a > hi {
+						return
+					}
+					for i := a; i <= min(a+innerBatch-1, hi); i++ {
+						t.hashNode(i)
+					}
+				}
+			})
+		}
+		wg.Wait()
+	}
+}
+
+// Update rehashes segment j from data (which must be as long as the tree's
+// data) and the path from its leaf to the root: O(log n).
+func (t *Tree) Update(data []byte, j int) error {
+	if int64(len(data)) != t.size {
+		return fmt.Errorf("tree: Update with %d bytes of data for a tree of %d", len(data), t.size)
+	}
+	if j < 0 || j >= t.n {
+		return fmt.Errorf("%w: segment %d of %d", ErrIndex, j, t.n)
+	}
+	t.hashLeaf(data, j)
+	for i := t.Leaf(j); i > 0; {
+		i = (i - 1) / 2
+		t.hashNode(i)
+	}
+	return nil
+}
+
+// sameShape reports whether t and u cover the same data layout with the
+// same hash, so that their nodes correspond one to one.
+func (t *Tree) sameShape(u *Tree) error {
+	if t.n != u.n || t.seg != u.seg || t.size != u.size || t.h.name != u.h.name {
+		return fmt.Errorf("%w: %d segments of %d bytes (%d in all, %s) against %d of %d (%d, %s)",
+			ErrShape, t.n, t.seg, t.size, t.h.name, u.n, u.seg, u.size, u.h.name)
+	}
+	return nil
+}
+
+// Clone returns a copy of t.
+func (t *Tree) Clone() *Tree {
+	u := *t
+	u.nodes = append([]uint64(nil), t.nodes...)
+	return &u
+}
