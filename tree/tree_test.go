@@ -87,7 +87,7 @@ func TestGoldenRoots(t *testing.T) {
 
 func TestShape(t *testing.T) {
 	for _, c := range []struct {
-		size         int
+		size          int
 		seg, n, depth int
 	}{{0, 2048, 1, 0}, {1, 2048, 1, 0}, {2048, 2048, 1, 0}, {2049, 2048, 2, 1}, {6144, 2048, 3, 2},
 		{8192, 2048, 4, 2}, {10000, 1000, 10, 4}, {64 << 20, 2048, 32768, 15}} {
