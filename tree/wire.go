@@ -34,7 +34,7 @@ const (
 	kindProof
 )
 
-var kindNames = [...]string{"", "root", "critical path", "request", "answer", "proof"}
+var kindNames = [...]string{"", "root", "critical path", "request", "answer", "proof", "parity"}
 
 // ErrWire is wrapped by every decoding error.
 var ErrWire = errors.New("tree: malformed message")
