@@ -45,10 +45,12 @@ type Tree struct {
 type Option func(*config)
 
 type config struct {
-	seg     int
-	hash    string
-	workers int
-	err     error
+	seg      int
+	hash     string
+	workers  int
+	parity   int              // manifests
+	progress func(done int64) // manifests
+	err      error
 }
 
 // Segment sets the segment size in bytes (the last segment may be
@@ -97,21 +99,31 @@ func Build(data []byte, opts ...Option) (*Tree, error) {
 
 // newTree allocates the tree of size bytes, hashes not yet computed.
 func newTree(size int64, seg int, hash string) (*Tree, error) {
-	if seg <= 0 {
-		return nil, fmt.Errorf("%w %d: must be positive", ErrSegment, seg)
-	}
-	if size < 0 {
-		return nil, fmt.Errorf("tree: negative size %d", size)
-	}
-	h, err := LookupHash(hash)
+	h, n, err := shape(size, seg, hash)
 	if err != nil {
 		return nil, err
 	}
+	return &Tree{h: h, seg: seg, size: size, n: n, nodes: make([]uint64, (2*n-1)*h.words)}, nil
+}
+
+// shape checks the parameters of a tree and returns its hash and number of
+// segments, without allocating the nodes (manifests keep them on disk).
+func shape(size int64, seg int, hash string) (*Hash, int, error) {
+	if seg <= 0 {
+		return nil, 0, fmt.Errorf("%w %d: must be positive", ErrSegment, seg)
+	}
+	if size < 0 {
+		return nil, 0, fmt.Errorf("tree: negative size %d", size)
+	}
+	h, err := LookupHash(hash)
+	if err != nil {
+		return nil, 0, err
+	}
 	n := max(1, (size+int64(seg)-1)/int64(seg))
 	if n > (1<<62)/int64(h.words)/2 {
-		return nil, fmt.Errorf("%w: %d segments of %d bytes are too many", ErrSegment, n, seg)
+		return nil, 0, fmt.Errorf("%w: %d segments of %d bytes are too many", ErrSegment, n, seg)
 	}
-	return &Tree{h: h, seg: seg, size: size, n: int(n), nodes: make([]uint64, (2*n-1)*int64(h.words))}, nil
+	return h, int(n), nil
 }
 
 // Segments returns the number of segments (leaves); an empty buffer has one.
