@@ -64,10 +64,11 @@ func corrupt(data []byte, seg int, faulty []int, seed uint64) []byte {
 }
 
 // descend runs a whole descent between a sender and a receiver tree,
-// through the wire forms, and returns the descent.
-func descend(t *testing.T, sender, receiver *Tree) *Descent {
+// through the wire forms, and returns the descent and the bytes exchanged.
+func descend(t *testing.T, sender, receiver *Tree) (*Descent, int) {
 	t.Helper()
 	rootMsg := AppendRoot(nil, sender.Root(), sender.Hash().Size())
+	wire := len(rootMsg)
 	root, _, err := DecodeRoot(rootMsg)
 	if err != nil {
 		t.Fatal(err)
@@ -76,7 +77,7 @@ func descend(t *testing.T, sender, receiver *Tree) *Descent {
 	for {
 		req, ok := d.Request()
 		if !ok {
-			return d
+			return d, wire
 		}
 		b, err := req.AppendBinary(nil)
 		if err != nil {
@@ -90,7 +91,9 @@ func descend(t *testing.T, sender, receiver *Tree) *Descent {
 		if err != nil {
 			t.Fatal(err)
 		}
-		back, _, err := DecodeAnswer(ans.AppendBinary(nil, sender.Hash().Size()))
+		a := ans.AppendBinary(nil, sender.Hash().Size())
+		wire += len(b) + len(a)
+		back, _, err := DecodeAnswer(a)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -112,7 +115,7 @@ func TestFindEveryFault(t *testing.T) {
 			if err != nil || !slices.Equal(diff, c.Faulty) && !(len(diff) == 0 && len(c.Faulty) == 0) {
 				return false
 			}
-			d := descend(t, sender, receiver)
+			d, _ := descend(t, sender, receiver)
 			if got := d.Faulty(); !slices.Equal(got, diff) {
 				return false
 			}
@@ -155,15 +158,25 @@ func TestDescentBounds(t *testing.T) {
 			faulty = append(faulty, i*2000+7)
 		}
 		receiver := mustBuild(t, corrupt(data, 64, faulty, 6), Segment(64))
-		d := descend(t, sender, receiver)
+		d, wire := descend(t, sender, receiver)
 		if !slices.Equal(d.Faulty(), faulty) || d.Rounds() != 15 || d.Received() > 2*k*15 {
 			t.Errorf("k=%d: faulty %v, %d rounds, %d hashes", k, d.Faulty(), d.Rounds(), d.Received())
+		}
+		// The package doc's byte count: the root, then per round a request
+		// (3 bytes, a count, a uvarint of at most 3 bytes per node below
+		// 2^21) and an answer (3 bytes, a count, 8 bytes per hash).
+		bound := 11 + d.Received()*(3+8) + d.Rounds()*2*(3+uvarintLen(uint64(2*k)))
+		if wire > bound || k == 1 && wire > 423 || k == 16 && wire >= 4096 {
+			t.Errorf("k=%d: %d bytes on the wire, bound %d", k, wire, bound)
 		}
 	}
 	// Nothing wrong: no request at all.
 	d := NewDescent(sender, sender.Root())
 	if _, ok := d.Request(); ok || len(d.Faulty()) != 0 {
 		t.Error("a descent with equal roots asks something")
+	}
+	if n := len(AppendRoot(nil, sender.Root(), 8)); n != 11 {
+		t.Errorf("the fault-free path sends %d bytes", n)
 	}
 }
 

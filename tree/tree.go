@@ -11,6 +11,7 @@ import (
 	"github.com/zeebo/xxh3"
 
 	"github.com/sigcheck/sigcheck/csum"
+	"github.com/sigcheck/sigcheck/internal/prefetch"
 )
 
 // DefaultSegment is the paper's and the reference's segment size.
@@ -207,9 +208,7 @@ const leafBatch = 256 << 10
 func (t *Tree) hashLeaves(data []byte, workers int) {
 	per := max(1, leafBatch/t.seg)
 	if workers == 1 {
-		for j := range t.n {
-			t.hashLeaf(data, j)
-		}
+		t.hashSegments(data, 0, t.n)
 		return
 	}
 	var next atomic.Int64
@@ -221,13 +220,41 @@ func (t *Tree) hashLeaves(data []byte, workers int) {
 				if lo >= t.n {
 					return
 				}
-				for j := lo; j < min(lo+per, t.n); j++ {
-					t.hashLeaf(data, j)
-				}
+				t.hashSegments(data, lo, min(lo+per, t.n))
 			}
 		})
 	}
 	wg.Wait()
+}
+
+// Before hashing a segment, the bytes after it are prefetched: the whole
+// next segment, but at least prefetchAhead bytes (for small segments, at
+// least prefetchMin at a time) and at most prefetchMax. An XXH3 call's own
+// prefetching never reaches past its input, so without this every segment
+// would start with cache misses, and a tree over data in main memory would
+// hash at half the speed of one XXH3 call over it (BenchmarkBuild at
+// 64 MiB: 9 GB/s against 17, now 16 against 17). Further ahead is slower
+// again: it floods the line-fill buffers.
+const (
+	prefetchAhead = 2048
+	prefetchMax   = 8192
+	prefetchMin   = 1024
+)
+
+// hashSegments hashes segments [lo, hi) into their leaves, in order,
+// prefetching the data a little ahead.
+func (t *Tree) hashSegments(data []byte, lo, hi int) {
+	ahead := int64(min(max(t.seg, prefetchAhead), prefetchMax))
+	var pf int64 // prefetched up to here
+	for j := lo; j < hi; j++ {
+		off, n := t.SegmentRange(j)
+		from := max(pf, off+n)
+		if to := min(off+n+ahead, int64(len(data))); to-from >= prefetchMin || to == int64(len(data)) && to > from {
+			prefetch.Bytes(data[from:to])
+			pf = to
+		}
+		t.hashLeaf(data, j)
+	}
 }
 
 // innerBatch is the number of inner nodes below which a level is hashed on
