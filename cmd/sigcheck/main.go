@@ -1,6 +1,6 @@
 // Command sigcheck checks that what moves between processes is what was
-// meant: datatype signatures that sender and receiver compare, and (in
-// later subcommands) checksums and Merkle trees over the bytes.
+// meant: datatype signatures that sender and receiver compare, checksums,
+// and Merkle trees that find and repair corrupted segments of files.
 //
 // Usage:
 //
@@ -44,6 +44,10 @@ func init() {
 		{"quality", "", "measure how well each signature algebra spreads Gropp's panel (the paper's Table 1)", runQuality},
 		{"types", "", "list the predefined datatypes and the datatype syntax", runTypes},
 		{"csum", "[FILE|-]...", "print checksums of files; list the algorithms and what they detect", runCsum},
+		{"tree", "FILE...", "print the Merkle root of files (the paper's reference tree, hash for hash)", runTree},
+		{"manifest", "FILE", "write a file's manifest: its Merkle tree and optional Reed–Solomon parity", runManifest},
+		{"verify", "FILE [MANIFEST]", "check a file against its manifest; report corrupted segments as byte ranges", runVerify},
+		{"repair", "FILE [MANIFEST]", "rebuild a file's corrupted segments from its manifest's parity, checked", runRepair},
 		{"tune", "", "measure the checksums on this machine and store the fastest as the default", runTune},
 		{"bench", "csum", "print the bandwidth table of the checksums, with read and copy baselines", runBench},
 	}
