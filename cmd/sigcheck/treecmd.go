@@ -135,7 +135,7 @@ func runManifest(e *env, args []string) error {
 		"Parity P costs P segments per stripe of up to 256-P segments (P=4 adds about 1.6%)\n"+
 		"and rebuilds up to P corrupted segments in each stripe.")
 	tf := addTreeFlags(fs)
-	parity := fs.Int("parity", 0, "parity segments per stripe (0 for none, at most 255)")
+	parity := fs.Int("parity", 0, "parity segments per stripe (0 for none, at most 128)")
 	out := fs.String("o", "", "write the manifest to `path` (default FILE"+manifestSuffix+")")
 	asJSON := fs.Bool("json", false, "print what was written as JSON")
 	files, err := parse(fs, args, 1)
