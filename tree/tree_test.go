@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -171,5 +172,28 @@ func TestHashesAndParallelism(t *testing.T) {
 	small := mustBuild(t, data, Segment(64), Workers(4)) // many inner levels split among workers
 	if small.Root() != mustBuild(t, data, Segment(64), Workers(1)).Root() {
 		t.Error("64-byte segments: parallel and serial differ")
+	}
+}
+
+// Memory: the node array (16 bytes a segment with 64-bit hashes, 32 with
+// 128-bit) and nothing else that grows with the data; the reference
+// implementation takes about 90 bytes a segment.
+func TestMemoryPerSegment(t *testing.T) {
+	data := randomData(16<<20, 3)
+	for _, c := range []struct {
+		hash  string
+		bytes float64
+	}{{"xxh3", 16}, {"xxh3-128", 32}} {
+		const seg = 64
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		tr := mustBuild(t, data, Segment(seg), UseHash(c.hash))
+		runtime.ReadMemStats(&after)
+		per := float64(after.TotalAlloc-before.TotalAlloc) / float64(tr.Segments())
+		if per > c.bytes*1.01 {
+			t.Errorf("%s: %.1f bytes allocated per segment, want %.0f", c.hash, per, c.bytes)
+		}
+		runtime.KeepAlive(tr)
 	}
 }
