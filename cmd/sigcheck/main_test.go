@@ -145,7 +145,7 @@ func TestDemo(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, e)
 	}
-	for _, want := range []string{"accepted", "refused", "mismatch (point-to-point) at element 1", "3000000000000000 elements", "gfd:w=8,m=2"} {
+	for _, want := range []string{"accepted", "refused", "mismatch (point-to-point) at element 1", "3000000000000000 elements", "gfd:w=8,m=2", "segments [512 513 20480] found in 15 rounds", "whole again: true"} {
 		if !strings.Contains(o, want) {
 			t.Errorf("demo lacks %q:\n%s", want, o)
 		}
