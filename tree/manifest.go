@@ -204,62 +204,71 @@ func (m *Manifest) chunkSegments() int {
 // (the leaves are the last n nodes, in segment order, so they are written
 // in order) and encoding each stripe's parity.
 func (m *Manifest) writeLeaves(out io.WriterAt, r io.Reader, progress func(int64)) error {
+	return m.scan(r, m.chunkSegments(), progress, func(first int, data, leaves []byte) error {
+		if _, err := out.WriteAt(leaves, m.leafOffset(first)); err != nil {
+			return err
+		}
+		if m.Parity == 0 {
+			return nil
+		}
+		// A chunk is one stripe: encode it alone, as a buffer of its own.
+		local := &Parity{P: m.Parity, Stripe: m.Stripe, Segment: m.Segment, Size: int64(len(data))}
+		shards, err := local.encodeStripe(local.stripeData(data, 0))
+		if err != nil {
+			return err
+		}
+		s := first / m.Stripe
+		for k, sh := range shards {
+			if _, err := out.WriteAt(sh, m.parityOffset()+int64(s*m.Parity+k)*int64(m.Segment)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// leafOffset returns where in the manifest the leaf of segment j is.
+func (m *Manifest) leafOffset(j int) int64 {
+	return m.nodesOffset() + int64(j+m.Segments-1)*int64(m.hashSize())
+}
+
+// scan reads the data per segments at a time and calls fn with each
+// chunk's first segment, its bytes and its segments' leaf hashes in their
+// wire form; it reports the bytes done to progress, and makes sure the
+// data ends where the manifest says (ErrSize otherwise).
+func (m *Manifest) scan(r io.Reader, per int, progress func(int64), fn func(first int, data, leaves []byte) error) error {
 	hs := m.hashSize()
-	per := m.chunkSegments()
 	buf := make([]byte, min(int64(per)*int64(m.Segment), m.Size))
 	leaves := make([]byte, 0, per*hs)
 	word := make([]uint64, m.Hash.words)
-	var done int64
 	for first := 0; first < m.Segments; first += per {
 		count := min(per, m.Segments-first)
 		off, _ := m.SegmentRange(first)
 		n := min(int64(count)*int64(m.Segment), m.Size-off)
 		if _, err := io.ReadFull(r, buf[:n]); err != nil {
-			return fmt.Errorf("tree: reading the data at byte %d: %w", off+int64(len(buf[:n])), noEOF(err))
+			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+				return fmt.Errorf("%w: the data ends before byte %d of %d (truncated)", ErrSize, off+n, m.Size)
+			}
+			return fmt.Errorf("tree: reading the data at byte %d: %w", off, err)
 		}
 		leaves = leaves[:0]
 		for k := range count {
-			j := first + k
-			so, sn := m.SegmentRange(j)
-			m.Hash.leaf(buf[so-off:so-off+max(sn, 0)], uint64(j+m.Segments-1), word)
+			so, sn := m.SegmentRange(first + k)
+			m.Hash.leaf(buf[so-off:so-off+max(sn, 0)], uint64(first+k+m.Segments-1), word)
 			leaves = appendHash(leaves, get(word), hs)
 		}
-		if _, err := out.WriteAt(leaves, m.nodesOffset()+int64(first+m.Segments-1)*int64(hs)); err != nil {
+		if err := fn(first, buf[:n], leaves); err != nil {
 			return err
 		}
-		if m.Parity > 0 {
-			// This stripe alone, as a buffer of n bytes.
-			local := &Parity{P: m.Parity, Stripe: m.Stripe, Segment: m.Segment, Size: n}
-			s := first / m.Stripe
-			shards, err := local.encodeStripe(local.stripeData(buf[:n], 0))
-			if err != nil {
-				return err
-			}
-			for k, sh := range shards {
-				at := m.parityOffset() + int64(s*m.Parity+k)*int64(m.Segment)
-				if _, err := out.WriteAt(sh, at); err != nil {
-					return err
-				}
-			}
-		}
-		done += n
 		if progress != nil {
-			progress(done)
+			progress(off + n)
 		}
 	}
-	// The source must end where the manifest says the file does.
 	var one [1]byte
 	if k, _ := r.Read(one[:]); k > 0 {
-		return fmt.Errorf("tree: the data is longer than %d bytes", m.Size)
+		return fmt.Errorf("%w: the data is longer than %d bytes (extended)", ErrSize, m.Size)
 	}
 	return nil
-}
-
-func noEOF(err error) error {
-	if errors.Is(err, io.EOF) {
-		return io.ErrUnexpectedEOF
-	}
-	return err
 }
 
 // innerBlock is how many inner nodes writeInner computes per read-back.
@@ -398,11 +407,12 @@ func OpenManifest(f ReaderAt, fileSize int64) (*Manifest, error) {
 // Leaf returns the manifest's hash of segment j.
 func (m *Manifest) Leaf(j int) (csum.Value, error) {
 	b := make([]byte, m.hashSize())
-	_, err := m.f.ReadAt(b, m.nodesOffset()+int64(j+m.Segments-1)*int64(m.hashSize()))
+	_, err := m.f.ReadAt(b, m.leafOffset(j))
 	return decodeHash(b), err
 }
 
-// ErrSize is returned (wrapped) when a file is not as long as its manifest says.
+// ErrSize is returned (wrapped) when data is not as long as its manifest
+// says (or, for CreateManifest, as the size it was given).
 var ErrSize = errors.New("tree: file size differs from the manifest's")
 
 // Verify reads dataSize bytes from r and returns the segments whose hashes
@@ -423,37 +433,21 @@ func (m *Manifest) Verify(r io.Reader, dataSize int64, opts ...Option) ([]int, e
 	}
 	hs := m.hashSize()
 	per := max(1, (1<<20)/m.Segment)
-	buf := make([]byte, min(int64(per)*int64(m.Segment), m.Size))
 	want := make([]byte, per*hs)
-	word := make([]uint64, m.Hash.words)
 	var bad []int
-	var done int64
-	for first := 0; first < m.Segments; first += per {
-		count := min(per, m.Segments-first)
-		off, _ := m.SegmentRange(first)
-		n := min(int64(count)*int64(m.Segment), m.Size-off)
-		if _, err := io.ReadFull(r, buf[:n]); err != nil {
-			return nil, fmt.Errorf("%w: reading at byte %d: %v", ErrSize, off, noEOF(err))
+	err := m.scan(r, per, c.progress, func(first int, _, leaves []byte) error {
+		if _, err := m.f.ReadAt(want[:len(leaves)], m.leafOffset(first)); err != nil {
+			return err
 		}
-		if _, err := m.f.ReadAt(want[:count*hs], m.nodesOffset()+int64(first+m.Segments-1)*int64(hs)); err != nil {
-			return nil, err
-		}
-		for k := range count {
-			j := first + k
-			so, sn := m.SegmentRange(j)
-			m.Hash.leaf(buf[so-off:so-off+max(sn, 0)], uint64(j+m.Segments-1), word)
-			if !bytes.Equal(appendHash(nil, get(word), hs), want[k*hs:(k+1)*hs]) {
-				bad = append(bad, j)
+		for k := range len(leaves) / hs {
+			if !bytes.Equal(leaves[k*hs:(k+1)*hs], want[k*hs:(k+1)*hs]) {
+				bad = append(bad, first+k)
 			}
 		}
-		done += n
-		if c.progress != nil {
-			c.progress(done)
-		}
-	}
-	var one [1]byte
-	if k, _ := r.Read(one[:]); k > 0 {
-		return nil, fmt.Errorf("%w: longer than %d bytes (extended)", ErrSize, m.Size)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return bad, nil
 }

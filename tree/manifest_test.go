@@ -4,11 +4,12 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
+	"testing/iotest"
 
 	"github.com/zeebo/xxh3"
 )
@@ -192,10 +193,13 @@ func TestCreateManifestLimits(t *testing.T) {
 			t.Errorf("%d options accepted", len(opts))
 		}
 	}
-	if _, err := CreateManifest(f, bytes.NewReader(make([]byte, 10)), 11, "x"); !errors.Is(err, io.ErrUnexpectedEOF) {
+	if _, err := CreateManifest(f, bytes.NewReader(make([]byte, 10)), 11, "x"); !errors.Is(err, ErrSize) {
 		t.Errorf("short data: %v", err)
 	}
-	if _, err := CreateManifest(f, bytes.NewReader(make([]byte, 12)), 11, "x"); err == nil {
+	if _, err := CreateManifest(f, iotest.ErrReader(errors.New("disk on fire")), 11, "x"); err == nil || errors.Is(err, ErrSize) || !strings.Contains(err.Error(), "disk on fire") {
+		t.Errorf("a failing reader: %v", err)
+	}
+	if _, err := CreateManifest(f, bytes.NewReader(make([]byte, 12)), 11, "x"); !errors.Is(err, ErrSize) {
 		t.Error("long data accepted")
 	}
 }

@@ -189,23 +189,31 @@ func runManifest(e *env, args []string) error {
 	return nil
 }
 
+// manifestFile is an open, checked manifest.
+type manifestFile struct {
+	*tree.Manifest
+	file *os.File
+}
+
+func (m *manifestFile) Close() error { return m.file.Close() }
+
 // openManifest opens and checks a manifest; a bad one is bad input.
-func openManifest(path string) (*tree.Manifest, *os.File, error) {
+func openManifest(path string) (*manifestFile, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	fi, err := f.Stat()
 	if err != nil {
 		f.Close()
-		return nil, nil, err
+		return nil, err
 	}
 	m, err := tree.OpenManifest(f, fi.Size())
 	if err != nil {
 		f.Close()
-		return nil, nil, fmt.Errorf("%s: %w", path, err)
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return m, f, nil
+	return &manifestFile{m, f}, nil
 }
 
 // fileAndManifest reads FILE [MANIFEST] (default FILE.sigcheck).
@@ -323,28 +331,39 @@ func inspect(e *env, m *tree.Manifest, name, manifest string) (*verdict, []int, 
 	return v, bad, nil
 }
 
+// checkFile parses FILE [MANIFEST], opens the manifest and checks the file
+// against it. The caller closes the manifest.
+func checkFile(e *env, fs *flag.FlagSet, args []string) (*manifestFile, *verdict, []int, error) {
+	pos, err := parse(fs, args, -1)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	name, mpath, err := fileAndManifest(fs, pos)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	m, err := openManifest(mpath)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	v, bad, err := inspect(e, m.Manifest, name, mpath)
+	if err != nil {
+		m.Close()
+		return nil, nil, nil, err
+	}
+	return m, v, bad, nil
+}
+
 func runVerify(e *env, args []string) error {
 	fs := flags(e, "verify", "Checks FILE against its manifest (default FILE"+manifestSuffix+") and reports the corrupted\n"+
 		"segments as byte ranges. Exit status 0 when all match, 1 when any segment differs\n"+
 		"or the file is truncated or extended, 2 when the manifest is unreadable or corrupt.")
 	asJSON := fs.Bool("json", false, "print the verdict as JSON")
-	pos, err := parse(fs, args, -1)
+	m, v, _, err := checkFile(e, fs, args)
 	if err != nil {
 		return err
 	}
-	name, mpath, err := fileAndManifest(fs, pos)
-	if err != nil {
-		return err
-	}
-	m, mf, err := openManifest(mpath)
-	if err != nil {
-		return err
-	}
-	defer mf.Close()
-	v, _, err := inspect(e, m, name, mpath)
-	if err != nil {
-		return err
-	}
+	m.Close()
 	if err := v.print(e, *asJSON); err != nil {
 		return err
 	}
@@ -362,23 +381,12 @@ func runRepair(e *env, args []string) error {
 		"segments in a stripe than parity, no parity, a truncated or extended file;\n"+
 		"FILE is then left as it was), 2 for an unreadable or corrupt manifest.")
 	asJSON := fs.Bool("json", false, "print the verdict as JSON")
-	pos, err := parse(fs, args, -1)
+	m, v, bad, err := checkFile(e, fs, args)
 	if err != nil {
 		return err
 	}
-	name, mpath, err := fileAndManifest(fs, pos)
-	if err != nil {
-		return err
-	}
-	m, mf, err := openManifest(mpath)
-	if err != nil {
-		return err
-	}
-	defer mf.Close()
-	v, bad, err := inspect(e, m, name, mpath)
-	if err != nil {
-		return err
-	}
+	defer m.Close()
+	name, mpath := v.File, v.Manifest
 	if v.OK || v.Problem != "" && len(bad) == 0 {
 		if err := v.print(e, *asJSON); err != nil {
 			return err
@@ -407,7 +415,7 @@ func runRepair(e *env, args []string) error {
 		return err
 	}
 	// Check the whole file again: what is reported is what is on disk.
-	after, again, err := inspect(e, m, name, mpath)
+	after, again, err := inspect(e, m.Manifest, name, mpath)
 	if err != nil {
 		return err
 	}
