@@ -492,15 +492,8 @@ func (m *Manifest) Repair(file ReadWriterAt, faulty []int) error {
 				return err
 			}
 		}
-		for _, j := range segs {
-			shards[j-first] = nil
-		}
-		enc, err := encoder(count, m.Parity)
-		if err != nil {
+		if err := rebuild(shards, count, segs, first, s); err != nil {
 			return err
-		}
-		if err := enc.ReconstructData(shards); err != nil {
-			return fmt.Errorf("tree: parity of stripe %d: %w", s, err)
 		}
 		for _, j := range segs {
 			so, sn := m.SegmentRange(j)

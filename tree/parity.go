@@ -119,6 +119,23 @@ func encoder(data, parity int) (reedsolomon.Encoder, error) {
 	return e2.(reedsolomon.Encoder), nil
 }
 
+// rebuild reconstructs, in shards (count data shards then the parity),
+// the data shards of segments segs of stripe s, whose first segment is
+// first.
+func rebuild(shards [][]byte, count int, segs []int, first, s int) error {
+	for _, j := range segs {
+		shards[j-first] = nil
+	}
+	enc, err := encoder(count, len(shards)-count)
+	if err != nil {
+		return err
+	}
+	if err := enc.ReconstructData(shards); err != nil {
+		return fmt.Errorf("tree: parity of stripe %d: %w", s, err)
+	}
+	return nil
+}
+
 // encodeStripe returns the P parity segments of one stripe's data shards.
 func (par *Parity) encodeStripe(data [][]byte) ([][]byte, error) {
 	enc, err := encoder(len(data), par.P)
@@ -174,15 +191,8 @@ func (par *Parity) Repair(data []byte, t *Tree, faulty []int, want func(segment 
 		for k := range par.P {
 			shards[count+k] = slices.Clone(par.Shards[s*par.P+k])
 		}
-		for _, j := range segs {
-			shards[j-first] = nil
-		}
-		enc, err := encoder(count, par.P)
-		if err != nil {
+		if err := rebuild(shards, count, segs, first, s); err != nil {
 			return err
-		}
-		if err := enc.ReconstructData(shards); err != nil {
-			return fmt.Errorf("tree: parity of stripe %d: %w", s, err)
 		}
 		for _, j := range segs {
 			_, n := t.SegmentRange(j)
