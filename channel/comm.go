@@ -1,0 +1,136 @@
+package channel
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// Comm is a communicator: Size ranks numbered from 0 that exchange byte
+// messages, each with a tag, as MPI's point-to-point calls do.
+//
+// Send returns once data has been handed over (the buffer may then be
+// reused); it does not wait for a matching Recv. Messages between two
+// ranks are not overtaken by later ones with the same tag. Recv takes the
+// first message that matches src (or AnySource) and tag (or AnyTag) into
+// buf, which may be longer than the message (Status.Len says how much
+// came); a message longer than buf is an error wrapping ErrTruncated.
+//
+// Both block until done, the context is done, or the peer is lost, and
+// are safe for concurrent use: to overlap computation with a transfer,
+// run them in a goroutine (Isend, Irecv). Protection layers (WithChecksum,
+// WithMerkle) take a Comm and return one; collectives (Bcast, Allgather…)
+// work on any Comm.
+type Comm interface {
+	Rank() int
+	Size() int
+	Send(ctx context.Context, dst, tag int, data []byte) error
+	Recv(ctx context.Context, src, tag int, buf []byte) (Status, error)
+}
+
+// Status describes a received message.
+type Status struct {
+	Source int // the rank that sent it (useful with AnySource)
+	Tag    int // its tag (useful with AnyTag)
+	Len    int // its length in bytes
+}
+
+// Wildcards for Recv.
+const (
+	AnySource = -1
+	AnyTag    = -1
+)
+
+// ReservedTag is the first tag used by this package's own protocols
+// (collectives, protection layers): user tags are 0 ≤ tag < ReservedTag,
+// and AnyTag never matches a reserved tag, so control traffic is never
+// taken for a user's message.
+const ReservedTag = 1 << 30
+
+// Errors callers can act on (errors.Is).
+var (
+	// ErrTruncated: the message is longer than the receive buffer.
+	ErrTruncated = errors.New("channel: message longer than the receive buffer")
+	// ErrPeerLost: the peer's process or connection is gone.
+	ErrPeerLost = errors.New("channel: peer lost")
+	// ErrClosed: this endpoint was closed.
+	ErrClosed = errors.New("channel: endpoint closed")
+	// ErrRank: a rank out of range.
+	ErrRank = errors.New("channel: rank out of range")
+	// ErrTag: a negative tag (other than AnyTag on Recv).
+	ErrTag = errors.New("channel: bad tag")
+	// ErrProtocol: a peer sent something this protocol does not allow.
+	ErrProtocol = errors.New("channel: protocol violation")
+	// ErrUnauthenticated: a connection that could not prove it is of the job.
+	ErrUnauthenticated = errors.New("channel: peer not authenticated")
+	// ErrCorrupted: data arrived corrupted and could not be repaired.
+	ErrCorrupted = errors.New("channel: corrupted data not repaired")
+)
+
+// PeerError says which peer was lost and why.
+type PeerError struct {
+	Rank int
+	Err  error
+}
+
+func (e *PeerError) Error() string { return fmt.Sprintf("channel: rank %d lost: %v", e.Rank, e.Err) }
+
+// Is makes errors.Is(err, ErrPeerLost) true.
+func (e *PeerError) Is(target error) bool { return target == ErrPeerLost }
+
+func (e *PeerError) Unwrap() error { return e.Err }
+
+func checkRank(c Comm, r int, what string) error {
+	if r < 0 || r >= c.Size() {
+		return fmt.Errorf("%w: %s %d of %d", ErrRank, what, r, c.Size())
+	}
+	return nil
+}
+
+// Request is a transfer running in the background (Isend, Irecv).
+type Request struct {
+	done   chan struct{}
+	status Status
+	err    error
+}
+
+// Wait waits for the transfer and returns its outcome.
+func (r *Request) Wait() (Status, error) {
+	<-r.done
+	return r.status, r.err
+}
+
+// Done is closed when the transfer is over.
+func (r *Request) Done() <-chan struct{} { return r.done }
+
+// Isend sends in the background; data must not change until Wait returns.
+func Isend(ctx context.Context, c Comm, dst, tag int, data []byte) *Request {
+	r := &Request{done: make(chan struct{})}
+	go func() {
+		defer close(r.done)
+		r.err = c.Send(ctx, dst, tag, data)
+	}()
+	return r
+}
+
+// Irecv receives in the background; buf must not be touched until Wait
+// returns.
+func Irecv(ctx context.Context, c Comm, src, tag int, buf []byte) *Request {
+	r := &Request{done: make(chan struct{})}
+	go func() {
+		defer close(r.done)
+		r.status, r.err = c.Recv(ctx, src, tag, buf)
+	}()
+	return r
+}
+
+// WaitAll waits for every request and returns the first error.
+func WaitAll(rs ...*Request) error {
+	var first error
+	for _, r := range rs {
+		if _, err := r.Wait(); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}

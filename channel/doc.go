@@ -1,0 +1,22 @@
+// Package channel moves byte messages between ranks — goroutines of one
+// process (NewLocal) or processes over TCP — with MPI's point-to-point
+// semantics and collectives, and protects them: checksums, Merkle trees
+// and datatype signatures that catch corrupted or mistyped transfers, and
+// retransmission of only what was corrupted.
+//
+// A Comm is the small interface everything builds on: Rank, Size, Send,
+// Recv. Transports implement it (Endpoint); protection layers take a Comm
+// and return one; collectives (Barrier, Bcast, Gather, Allgather) work on
+// any Comm.
+//
+// Messages are cut into frames of at most MaxFrame bytes (frame.go gives
+// the wire format). A receive posted before its message gets the bytes
+// written straight into its buffer; a message that comes first waits in a
+// buffer of its own, grown as its bytes arrive. Sends are eager: they
+// return once the message is handed to the transport, so two ranks that
+// send to each other before receiving do not deadlock.
+//
+// Tags from ReservedTag up belong to the package's own protocols, and
+// AnyTag never matches them: control traffic is never taken for a user's
+// message.
+package channel

@@ -1,0 +1,107 @@
+package channel
+
+import (
+	"context"
+	"fmt"
+)
+
+// Endpoint is one rank's end of a transport, the Comm that the others
+// (protection layers, collectives) build on. Close it when done: the other
+// ranks then see it as lost.
+type Endpoint struct {
+	e *engine
+}
+
+// Rank returns this endpoint's rank.
+func (p *Endpoint) Rank() int { return p.e.rank }
+
+// Size returns the number of ranks.
+func (p *Endpoint) Size() int { return p.e.size }
+
+// Send sends data to rank dst with a tag ≥ 0.
+func (p *Endpoint) Send(ctx context.Context, dst, tag int, data []byte) error {
+	if err := checkRank(p, dst, "destination"); err != nil {
+		return err
+	}
+	if tag < 0 {
+		return fmt.Errorf("%w: %d", ErrTag, tag)
+	}
+	return p.e.send(ctx, 0, dst, int64(tag), data)
+}
+
+// Recv receives a message from src (or AnySource) with tag (or AnyTag).
+func (p *Endpoint) Recv(ctx context.Context, src, tag int, buf []byte) (Status, error) {
+	if src != AnySource {
+		if err := checkRank(p, src, "source"); err != nil {
+			return Status{}, err
+		}
+	}
+	if tag < 0 && tag != AnyTag {
+		return Status{}, fmt.Errorf("%w: %d", ErrTag, tag)
+	}
+	return p.e.recv(ctx, 0, src, int64(tag), buf)
+}
+
+// Close shuts the endpoint: its pending receives fail with ErrClosed and
+// the other ranks see it as lost.
+func (p *Endpoint) Close() error {
+	p.e.shutdown()
+	return p.e.tx.close()
+}
+
+// NewLocal returns n ranks in this process, to run as goroutines. A
+// message is copied once, from the sender's buffer into the receive
+// buffer if the receive is already posted, else into a buffer of its own
+// (and from there when it is received): what a transport between
+// processes would do, without the wire.
+func NewLocal(n int) ([]*Endpoint, error) {
+	if n < 1 {
+		return nil, fmt.Errorf("%w: %d ranks", ErrRank, n)
+	}
+	net := &localNet{eps: make([]*Endpoint, n)}
+	for r := range n {
+		e := newEngine(r, n)
+		e.tx = &localTx{net: net, rank: r}
+		net.eps[r] = &Endpoint{e: e}
+	}
+	return net.eps, nil
+}
+
+type localNet struct {
+	eps []*Endpoint
+}
+
+type localTx struct {
+	net  *localNet
+	rank int
+}
+
+func (t *localTx) send(ctx context.Context, dst int, h *header, payload []byte) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	peer := t.net.eps[dst].e
+	err := peer.arrive(t.rank, *h, func(b []byte) error {
+		k := copy(b, payload)
+		payload = payload[k:]
+		return nil
+	})
+	if err != nil {
+		lost := &PeerError{Rank: dst, Err: err}
+		t.net.eps[t.rank].e.lose(dst, err)
+		return lost
+	}
+	return nil
+}
+
+// abort cannot be needed in process: a copy never stalls.
+func (t *localTx) abort(peer int, err error) {}
+
+func (t *localTx) close() error {
+	for r, ep := range t.net.eps {
+		if r != t.rank {
+			ep.e.lose(t.rank, ErrClosed)
+		}
+	}
+	return nil
+}
