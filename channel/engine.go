@@ -52,10 +52,10 @@ type message struct {
 	total int64
 	got   int64
 
-	own     []byte    // the message's bytes, when it came before its receive
-	recv    *recvReq  // the receive that took it, if any
-	direct  bool      // its bytes go straight into recv.buf
-	discard bool      // its bytes are thrown away (truncated or abandoned)
+	own     []byte     // the message's bytes, when it came before its receive
+	recv    *recvReq   // the receive that took it, if any
+	direct  bool       // its bytes go straight into recv.buf
+	discard bool       // its bytes are thrown away (truncated or abandoned)
 	writing sync.Mutex // held while a transport writes into recv.buf
 	done    bool
 }

@@ -1,0 +1,178 @@
+package channel
+
+import (
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// The handshake that opens every TCP connection between two ranks. Both
+// prove knowledge of the job's secret without sending it, over fresh
+// random nonces (so a recorded handshake cannot be replayed):
+//
+//	server → client  hello   "SIGCHKv1" serverRank nonceS[32]                      (44 bytes)
+//	client → server  join    "SIGCHKv1" clientRank size nonceC[32] macC[32]        (80 bytes)
+//	server → client  accept  1 macS[32]                                            (33 bytes)
+//
+//	macC = HMAC-SHA256(key, "sigcheck client" nonceS nonceC clientRank size serverRank)
+//	macS = HMAC-SHA256(key, "sigcheck server" nonceC nonceS serverRank clientRank size)
+//
+// with key = SHA-256 of the secret and ranks and sizes as 4-byte
+// little-endian. A server that cannot check macC closes the connection
+// without a word; a client that cannot check macS does the same.
+const (
+	handshakeMagic = "SIGCHKv1"
+	nonceSize      = 32
+	macSize        = sha256.Size
+	helloSize      = len(handshakeMagic) + 4 + nonceSize
+	joinSize       = len(handshakeMagic) + 4 + 4 + nonceSize + macSize
+	acceptSize     = 1 + macSize
+)
+
+// jobKey derives the HMAC key from a job's secret.
+func jobKey(secret []byte) []byte {
+	k := sha256.Sum256(secret)
+	return k[:]
+}
+
+func newNonce() ([]byte, error) {
+	n := make([]byte, nonceSize)
+	_, err := rand.Read(n)
+	return n, err
+}
+
+func handshakeMAC(key []byte, label string, n1, n2 []byte, ints ...int) []byte {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte(label))
+	m.Write(n1)
+	m.Write(n2)
+	for _, v := range ints {
+		m.Write(binary.LittleEndian.AppendUint32(nil, uint32(v)))
+	}
+	return m.Sum(nil)
+}
+
+type hello struct {
+	rank  int
+	nonce []byte
+}
+
+func (h hello) encode() []byte {
+	b := append([]byte(handshakeMagic), binary.LittleEndian.AppendUint32(nil, uint32(h.rank))...)
+	return append(b, h.nonce...)
+}
+
+func parseHello(b []byte) (hello, error) {
+	if len(b) != helloSize || string(b[:8]) != handshakeMagic {
+		return hello{}, fmt.Errorf("%w: not a sigcheck handshake", ErrUnauthenticated)
+	}
+	r := binary.LittleEndian.Uint32(b[8:])
+	if r >= maxRanks {
+		return hello{}, fmt.Errorf("%w: rank %d in the handshake", ErrUnauthenticated, r)
+	}
+	return hello{rank: int(r), nonce: b[12:]}, nil
+}
+
+type join struct {
+	rank, size int
+	nonce, mac []byte
+}
+
+func (j join) encode() []byte {
+	b := []byte(handshakeMagic)
+	b = binary.LittleEndian.AppendUint32(b, uint32(j.rank))
+	b = binary.LittleEndian.AppendUint32(b, uint32(j.size))
+	b = append(b, j.nonce...)
+	return append(b, j.mac...)
+}
+
+func parseJoin(b []byte) (join, error) {
+	if len(b) != joinSize || string(b[:8]) != handshakeMagic {
+		return join{}, fmt.Errorf("%w: not a sigcheck handshake", ErrUnauthenticated)
+	}
+	j := join{
+		rank:  int(binary.LittleEndian.Uint32(b[8:])),
+		size:  int(binary.LittleEndian.Uint32(b[12:])),
+		nonce: b[16 : 16+nonceSize],
+		mac:   b[16+nonceSize:],
+	}
+	if j.size < 1 || j.size > maxRanks || j.rank >= j.size {
+		return join{}, fmt.Errorf("%w: rank %d of %d in the handshake", ErrUnauthenticated, j.rank, j.size)
+	}
+	return j, nil
+}
+
+// maxRanks bounds the ranks of a job.
+const maxRanks = 1 << 16
+
+// serverHandshake runs the server side on rw: it returns the
+// authenticated client's rank, or an error after which rw must be closed.
+func serverHandshake(rw io.ReadWriter, key []byte, myRank, size int) (int, error) {
+	nS, err := newNonce()
+	if err != nil {
+		return 0, err
+	}
+	if _, err := rw.Write(hello{rank: myRank, nonce: nS}.encode()); err != nil {
+		return 0, err
+	}
+	b := make([]byte, joinSize)
+	if _, err := io.ReadFull(rw, b); err != nil {
+		return 0, fmt.Errorf("%w: %v", ErrUnauthenticated, err)
+	}
+	j, err := parseJoin(b)
+	if err != nil {
+		return 0, err
+	}
+	want := handshakeMAC(key, "sigcheck client", nS, j.nonce, j.rank, j.size, myRank)
+	if !hmac.Equal(j.mac, want) {
+		return 0, fmt.Errorf("%w: wrong job secret (claimed rank %d)", ErrUnauthenticated, j.rank)
+	}
+	if j.size != size || j.rank == myRank {
+		return 0, fmt.Errorf("%w: rank %d of %d, this job has %d ranks and this is rank %d", ErrUnauthenticated, j.rank, j.size, size, myRank)
+	}
+	mac := handshakeMAC(key, "sigcheck server", j.nonce, nS, myRank, j.rank, size)
+	if _, err := rw.Write(append([]byte{1}, mac...)); err != nil {
+		return 0, err
+	}
+	return j.rank, nil
+}
+
+// clientHandshake runs the client side on rw, to the server of rank
+// wantRank (or any rank for -1), and returns the server's rank.
+func clientHandshake(rw io.ReadWriter, key []byte, myRank, size, wantRank int) (int, error) {
+	b := make([]byte, helloSize)
+	if _, err := io.ReadFull(rw, b); err != nil {
+		return 0, fmt.Errorf("%w: %v", ErrUnauthenticated, err)
+	}
+	h, err := parseHello(b)
+	if err != nil {
+		return 0, err
+	}
+	if wantRank >= 0 && h.rank != wantRank {
+		return 0, fmt.Errorf("%w: reached rank %d, wanted %d", ErrUnauthenticated, h.rank, wantRank)
+	}
+	nC, err := newNonce()
+	if err != nil {
+		return 0, err
+	}
+	mac := handshakeMAC(key, "sigcheck client", h.nonce, nC, myRank, size, h.rank)
+	if _, err := rw.Write(join{rank: myRank, size: size, nonce: nC, mac: mac}.encode()); err != nil {
+		return 0, err
+	}
+	a := make([]byte, acceptSize)
+	if _, err := io.ReadFull(rw, a); err != nil {
+		return 0, fmt.Errorf("%w: rank %d refused the handshake (another job's secret?): %v", ErrUnauthenticated, h.rank, err)
+	}
+	if a[0] != 1 || !hmac.Equal(a[1:], handshakeMAC(key, "sigcheck server", nC, h.nonce, h.rank, myRank, size)) {
+		return 0, fmt.Errorf("%w: rank %d does not know the job secret", ErrUnauthenticated, h.rank)
+	}
+	return h.rank, nil
+}
+
+// errNoSecret is returned when a TCP job has no secret: there would be no
+// way to tell its ranks from anyone who connects.
+var errNoSecret = errors.New("channel: no job secret (set SIGCHECK_SECRET, or TCPConfig.Secret)")

@@ -1,0 +1,486 @@
+package channel
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// TCPConfig says how a rank joins a job over TCP.
+type TCPConfig struct {
+	Rank, Size int
+	// Root is rank 0's address (host:port): rank 0 listens there, the
+	// others connect to it to learn each other's addresses.
+	Root string
+	// Secret is the job's shared secret: every connection proves both
+	// ends know it (HMAC challenge), so a process of another job, or none,
+	// is refused. Required when Size > 1.
+	Secret []byte
+	// Listener, for rank 0 only, is an open listener to use instead of
+	// listening on Root (for a launcher that picks the port itself).
+	// ConnectTCP closes it once every rank has joined.
+	Listener net.Listener
+	// HandshakeTimeout bounds each connection's handshake (default 10 s),
+	// so that a stranger who connects and says nothing is dropped.
+	HandshakeTimeout time.Duration
+}
+
+// Environment variables read by TCPConfigFromEnv.
+const (
+	EnvRank   = "SIGCHECK_RANK"
+	EnvSize   = "SIGCHECK_SIZE"
+	EnvRoot   = "SIGCHECK_ROOT"
+	EnvSecret = "SIGCHECK_SECRET"
+)
+
+// TCPConfigFromEnv reads the configuration from the environment: rank and
+// size from SIGCHECK_RANK and SIGCHECK_SIZE, or else from what mpirun
+// sets (OMPI_COMM_WORLD_RANK/SIZE for Open MPI, PMI_RANK/PMI_SIZE for
+// MPICH and Intel MPI), so that an MPI launcher can start the ranks; the
+// root address from SIGCHECK_ROOT and the secret from SIGCHECK_SECRET.
+func TCPConfigFromEnv() (TCPConfig, error) {
+	var cfg TCPConfig
+	pick := func(what string, names ...string) (int, error) {
+		for _, n := range names {
+			if v, ok := os.LookupEnv(n); ok {
+				i, err := strconv.Atoi(v)
+				if err != nil {
+					return 0, fmt.Errorf("channel: %s=%q: not a number", n, v)
+				}
+				return i, nil
+			}
+		}
+		return 0, fmt.Errorf("channel: no %s in the environment (set %s)", what, names[0])
+	}
+	var err error
+	if cfg.Rank, err = pick("rank", EnvRank, "OMPI_COMM_WORLD_RANK", "PMI_RANK"); err != nil {
+		return cfg, err
+	}
+	if cfg.Size, err = pick("size", EnvSize, "OMPI_COMM_WORLD_SIZE", "PMI_SIZE"); err != nil {
+		return cfg, err
+	}
+	cfg.Root = os.Getenv(EnvRoot)
+	cfg.Secret = []byte(os.Getenv(EnvSecret))
+	return cfg, nil
+}
+
+func (cfg *TCPConfig) check() error {
+	switch {
+	case cfg.Size < 1 || cfg.Size > maxRanks:
+		return fmt.Errorf("%w: a job of %d ranks", ErrRank, cfg.Size)
+	case cfg.Rank < 0 || cfg.Rank >= cfg.Size:
+		return fmt.Errorf("%w: rank %d of %d", ErrRank, cfg.Rank, cfg.Size)
+	case cfg.Size > 1 && len(cfg.Secret) == 0:
+		return errNoSecret
+	case cfg.Size > 1 && cfg.Root == "" && (cfg.Rank != 0 || cfg.Listener == nil):
+		return errors.New("channel: no root address (set SIGCHECK_ROOT, or TCPConfig.Root)")
+	}
+	if cfg.HandshakeTimeout <= 0 {
+		cfg.HandshakeTimeout = 10 * time.Second
+	}
+	return nil
+}
+
+// ConnectTCP joins the job: rank 0 listens on Root and tells every rank
+// where the others listen; each rank then connects to the ranks below it
+// and accepts those above, every connection authenticated, until all
+// Size-1 links are up. It returns when they are, or with the context.
+func ConnectTCP(ctx context.Context, cfg TCPConfig) (*Endpoint, error) {
+	if err := cfg.check(); err != nil {
+		return nil, err
+	}
+	e := newEngine(cfg.Rank, cfg.Size)
+	t := &tcpTx{e: e, key: jobKey(cfg.Secret), cfg: cfg, conns: make([]*tcpConn, cfg.Size)}
+	e.tx = t
+	ep := &Endpoint{e: e}
+	if cfg.Size == 1 {
+		return ep, nil
+	}
+	var err error
+	if cfg.Rank == 0 {
+		err = t.bootRoot(ctx)
+	} else {
+		err = t.bootRank(ctx)
+	}
+	if err != nil {
+		ep.Close()
+		return nil, err
+	}
+	return ep, nil
+}
+
+type tcpTx struct {
+	e     *engine
+	key   []byte
+	cfg   TCPConfig
+	mu    sync.Mutex
+	conns []*tcpConn
+	wg    sync.WaitGroup // reader goroutines
+}
+
+type tcpConn struct {
+	c    net.Conn
+	br   *bufio.Reader
+	wmu  sync.Mutex
+	hdr  [headerSize]byte
+	once sync.Once
+}
+
+// deadline returns when a handshake begun now must be over.
+func (t *tcpTx) deadline(ctx context.Context) time.Time {
+	d := time.Now().Add(t.cfg.HandshakeTimeout)
+	if cd, ok := ctx.Deadline(); ok && cd.Before(d) {
+		return cd
+	}
+	return d
+}
+
+// bootRoot is rank 0's side of the bootstrap: accept every other rank,
+// learn where it listens, and send everyone the table.
+func (t *tcpTx) bootRoot(ctx context.Context) error {
+	ln := t.cfg.Listener
+	if ln == nil {
+		var err error
+		if ln, err = net.Listen("tcp", t.cfg.Root); err != nil {
+			return err
+		}
+	}
+	defer ln.Close()
+	size := t.cfg.Size
+	joins, err := t.acceptRanks(ctx, ln, size-1, func(c net.Conn) (joined, error) {
+		r, err := serverHandshake(c, t.key, 0, size)
+		if err != nil {
+			return joined{}, err
+		}
+		addr, err := readAddr(c)
+		return joined{r, c, addr}, err
+	})
+	if err != nil {
+		return fmt.Errorf("waiting for the ranks to join at %s: %w", ln.Addr(), err)
+	}
+	addrs := make([]string, size)
+	addrs[0] = ln.Addr().String()
+	for r, j := range joins {
+		addrs[r] = j.addr
+	}
+	table := encodeTable(addrs)
+	for r, j := range joins {
+		if _, err := j.c.Write(table); err != nil {
+			for _, j := range joins {
+				j.c.Close()
+			}
+			return fmt.Errorf("sending the table to rank %d: %w", r, err)
+		}
+	}
+	for r, j := range joins {
+		t.attach(r, j.c)
+	}
+	return nil
+}
+
+type joined struct {
+	rank int
+	c    net.Conn
+	addr string
+}
+
+// acceptRanks accepts connections on ln until want distinct ranks have
+// passed shake (the handshake, each on its own goroutine and deadline, so
+// that a silent stranger holds nothing up). Strangers, failed handshakes
+// and second claims to a rank are dropped and do not count. It closes ln.
+func (t *tcpTx) acceptRanks(ctx context.Context, ln net.Listener, want int, shake func(net.Conn) (joined, error)) (map[int]joined, error) {
+	done := make(chan struct{})
+	conns := make(chan net.Conn)
+	results := make(chan joined)
+	var wg sync.WaitGroup
+	joins := map[int]joined{}
+	defer func() {
+		close(done)
+		ln.Close()
+		wg.Wait()
+	}()
+	wg.Go(func() {
+		defer close(conns)
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			select {
+			case conns <- c:
+			case <-done:
+				c.Close()
+				return
+			}
+		}
+	})
+	fail := func(err error) (map[int]joined, error) {
+		for _, j := range joins {
+			j.c.Close()
+		}
+		return nil, err
+	}
+	for len(joins) < want {
+		select {
+		case c, ok := <-conns:
+			if !ok {
+				return fail(fmt.Errorf("%d of %d ranks missing: listener closed", want-len(joins), want))
+			}
+			wg.Go(func() {
+				c.SetDeadline(t.deadline(ctx))
+				j, err := shake(c)
+				if err != nil {
+					c.Close()
+					return
+				}
+				c.SetDeadline(time.Time{})
+				select {
+				case results <- j:
+				case <-done:
+					c.Close()
+				}
+			})
+		case j := <-results:
+			if _, dup := joins[j.rank]; dup {
+				j.c.Close()
+				continue
+			}
+			joins[j.rank] = j
+		case <-ctx.Done():
+			return fail(fmt.Errorf("%d of %d ranks missing: %w", want-len(joins), want, ctx.Err()))
+		}
+	}
+	return joins, nil
+}
+
+// bootRank is the bootstrap of a rank > 0: join through rank 0, then
+// connect to the ranks below and accept those above.
+func (t *tcpTx) bootRank(ctx context.Context) error {
+	var d net.Dialer
+	c, err := d.DialContext(ctx, "tcp", t.cfg.Root)
+	if err != nil {
+		return fmt.Errorf("joining through rank 0 at %s: %w", t.cfg.Root, err)
+	}
+	c.SetDeadline(t.deadline(ctx))
+	if _, err := clientHandshake(c, t.key, t.cfg.Rank, t.cfg.Size, 0); err != nil {
+		c.Close()
+		return err
+	}
+	// Listen on the interface that reaches rank 0: the others reach us there.
+	host, _, _ := net.SplitHostPort(c.LocalAddr().String())
+	ln, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+	if err != nil {
+		c.Close()
+		return err
+	}
+	defer ln.Close()
+	if _, err := c.Write(encodeAddr(ln.Addr().String())); err != nil {
+		c.Close()
+		return err
+	}
+	c.SetDeadline(time.Time{}) // the others may take a while to join
+	stop := context.AfterFunc(ctx, func() { c.SetDeadline(time.Now()) })
+	addrs, err := readTable(c, t.cfg.Size)
+	stop()
+	if err != nil {
+		c.Close()
+		return fmt.Errorf("waiting for the table from rank 0: %w", err)
+	}
+	c.SetDeadline(time.Time{})
+	t.attach(0, c)
+
+	errs := make(chan error, t.cfg.Size)
+	for r := 1; r < t.cfg.Rank; r++ {
+		go func() { errs <- t.dial(ctx, r, addrs[r]) }()
+	}
+	go func() {
+		joins, err := t.acceptRanks(ctx, ln, t.cfg.Size-1-t.cfg.Rank, func(c net.Conn) (joined, error) {
+			r, err := serverHandshake(c, t.key, t.cfg.Rank, t.cfg.Size)
+			if err == nil && r < t.cfg.Rank {
+				err = fmt.Errorf("%w: rank %d connected to rank %d, the lower rank is to wait", ErrUnauthenticated, r, t.cfg.Rank)
+			}
+			return joined{rank: r, c: c}, err
+		})
+		if err != nil {
+			errs <- fmt.Errorf("waiting for the ranks above %d: %w", t.cfg.Rank, err)
+			return
+		}
+		for r, j := range joins {
+			t.attach(r, j.c)
+		}
+		errs <- nil
+	}()
+
+	var first error
+	for range t.cfg.Rank { // the dials (Rank-1) and the acceptor
+		if err := <-errs; err != nil && first == nil {
+			first = err
+			ln.Close()
+		}
+	}
+	return first
+}
+
+func (t *tcpTx) dial(ctx context.Context, r int, addr string) error {
+	var d net.Dialer
+	c, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return fmt.Errorf("connecting to rank %d at %s: %w", r, addr, err)
+	}
+	c.SetDeadline(t.deadline(ctx))
+	if _, err := clientHandshake(c, t.key, t.cfg.Rank, t.cfg.Size, r); err != nil {
+		c.Close()
+		return fmt.Errorf("rank %d at %s: %w", r, addr, err)
+	}
+	c.SetDeadline(time.Time{})
+	t.attach(r, c)
+	return nil
+}
+
+// attach makes c the link to rank r and starts reading frames from it.
+func (t *tcpTx) attach(r int, c net.Conn) {
+	tc := &tcpConn{c: c, br: bufio.NewReaderSize(c, 64<<10)}
+	t.mu.Lock()
+	t.conns[r] = tc
+	t.mu.Unlock()
+	t.wg.Go(func() { t.readLoop(r, tc) })
+}
+
+func (t *tcpTx) conn(r int) *tcpConn {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.conns[r]
+}
+
+// readLoop hands every frame from rank r to the engine, reading payloads
+// straight into their destination; anything malformed drops the link.
+func (t *tcpTx) readLoop(r int, tc *tcpConn) {
+	var hb [headerSize]byte
+	fill := func(b []byte) error {
+		_, err := io.ReadFull(tc.br, b)
+		return err
+	}
+	for {
+		if _, err := io.ReadFull(tc.br, hb[:]); err != nil {
+			t.fail(r, tc, err)
+			return
+		}
+		h, err := parseHeader(hb[:])
+		if err == nil {
+			err = t.e.arrive(r, h, fill)
+		}
+		if err != nil {
+			t.fail(r, tc, err)
+			return
+		}
+	}
+}
+
+// fail closes the link to r and tells the engine.
+func (t *tcpTx) fail(r int, tc *tcpConn, err error) {
+	tc.once.Do(func() { tc.c.Close() })
+	if errors.Is(err, io.EOF) {
+		err = errors.New("connection closed")
+	}
+	t.e.lose(r, err)
+}
+
+func (t *tcpTx) send(ctx context.Context, dst int, h *header, payload []byte) error {
+	tc := t.conn(dst)
+	if tc == nil {
+		return &PeerError{Rank: dst, Err: errors.New("no connection")}
+	}
+	tc.wmu.Lock()
+	defer tc.wmu.Unlock()
+	h.put(tc.hdr[:])
+	dl, _ := ctx.Deadline()
+	tc.c.SetWriteDeadline(dl)
+	// A context done mid-write interrupts it; the link is then broken
+	// (half a frame is on the wire) and the peer is lost.
+	stop := context.AfterFunc(ctx, func() { tc.c.SetWriteDeadline(time.Now()) })
+	bufs := net.Buffers{tc.hdr[:], payload}
+	_, err := bufs.WriteTo(tc.c)
+	stop()
+	if err != nil {
+		t.fail(dst, tc, err)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return &PeerError{Rank: dst, Err: err}
+	}
+	return nil
+}
+
+func (t *tcpTx) abort(peer int, err error) {
+	if tc := t.conn(peer); tc != nil {
+		t.fail(peer, tc, err)
+	}
+}
+
+func (t *tcpTx) close() error {
+	t.mu.Lock()
+	conns := append([]*tcpConn(nil), t.conns...)
+	t.mu.Unlock()
+	for _, tc := range conns {
+		if tc != nil {
+			tc.once.Do(func() { tc.c.Close() })
+		}
+	}
+	t.wg.Wait()
+	return nil
+}
+
+// Bootstrap messages, before the link switches to frames: an address is a
+// 1-byte length and that many bytes; the table is Size addresses.
+const maxAddr = 255
+
+func encodeAddr(a string) []byte {
+	return append([]byte{byte(len(a))}, a...)
+}
+
+func readAddr(r io.Reader) (string, error) {
+	var n [1]byte
+	if _, err := io.ReadFull(r, n[:]); err != nil {
+		return "", err
+	}
+	b := make([]byte, n[0])
+	if _, err := io.ReadFull(r, b); err != nil {
+		return "", err
+	}
+	return string(b), nil
+}
+
+func encodeTable(addrs []string) []byte {
+	b := binary.LittleEndian.AppendUint32(nil, uint32(len(addrs)))
+	for _, a := range addrs {
+		b = append(b, encodeAddr(a)...)
+	}
+	return b
+}
+
+func readTable(r io.Reader, size int) ([]string, error) {
+	var n [4]byte
+	if _, err := io.ReadFull(r, n[:]); err != nil {
+		return nil, err
+	}
+	if got := binary.LittleEndian.Uint32(n[:]); got != uint32(size) {
+		return nil, fmt.Errorf("%w: a table of %d ranks for a job of %d", ErrProtocol, got, size)
+	}
+	addrs := make([]string, size)
+	for i := range addrs {
+		a, err := readAddr(r)
+		if err != nil {
+			return nil, err
+		}
+		addrs[i] = a
+	}
+	return addrs, nil
+}

@@ -1,0 +1,178 @@
+package channel
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/leanovate/gopter"
+	"github.com/leanovate/gopter/prop"
+)
+
+// tcpRanks starts n ranks over loopback TCP in this process.
+func tcpRanks(t testing.TB, n int) []Comm {
+	t.Helper()
+	eps, err := startTCP(n, []byte("test secret"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	comms := make([]Comm, n)
+	for i, ep := range eps {
+		comms[i] = ep
+		t.Cleanup(func() { ep.Close() })
+	}
+	return comms
+}
+
+func startTCP(n int, secret []byte) ([]*Endpoint, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	eps := make([]*Endpoint, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for r := range n {
+		cfg := TCPConfig{Rank: r, Size: n, Root: ln.Addr().String(), Secret: secret}
+		if r == 0 {
+			cfg.Listener = ln
+		}
+		wg.Go(func() { eps[r], errs[r] = ConnectTCP(ctx, cfg) })
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		for _, ep := range eps {
+			if ep != nil {
+				ep.Close()
+			}
+		}
+		return nil, err
+	}
+	return eps, nil
+}
+
+func TestTCPSendRecv(t *testing.T) {
+	comms := tcpRanks(t, 3)
+	for _, size := range []int{0, 1, 5000, 3*MaxFrame + 1, 8 << 20} {
+		err := spmd(t, comms, func(ctx context.Context, c Comm) error {
+			// Everyone sends to everyone, then receives: crossed sends.
+			for d := range c.Size() {
+				if err := c.Send(ctx, d, 5, pattern(size, uint64(c.Rank()*10+d))); err != nil {
+					return err
+				}
+			}
+			buf := make([]byte, size)
+			for range c.Size() {
+				st, err := c.Recv(ctx, AnySource, 5, buf)
+				if err != nil {
+					return err
+				}
+				if st.Len != size || !bytes.Equal(buf, pattern(size, uint64(st.Source*10+c.Rank()))) {
+					return fmt.Errorf("from %d: wrong data", st.Source)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("%d bytes: %v", size, err)
+		}
+	}
+}
+
+func TestCollectivesTCP(t *testing.T) {
+	props := gopter.NewProperties(params(20))
+	props.Property("every rank gets exactly the right data over TCP", prop.ForAll(func(c collCase) string {
+		if err := checkCollectives(t, c, tcpRanks(t, c.P)); err != nil {
+			return fmt.Sprintf("%+v: %v", c, err)
+		}
+		return ""
+	}, collGen()))
+	props.TestingRun(t)
+}
+
+func TestTCPRefusesStrangers(t *testing.T) {
+	// Another job's secret: refused, and the job does not form.
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, err := ConnectTCP(ctx, TCPConfig{Rank: 0, Size: 2, Listener: ln, Secret: []byte("ours")})
+		done <- err
+	}()
+	_, err := ConnectTCP(ctx, TCPConfig{Rank: 1, Size: 2, Root: ln.Addr().String(), Secret: []byte("theirs")})
+	if !errors.Is(err, ErrUnauthenticated) {
+		t.Errorf("a rank with another secret: %v", err)
+	}
+	// A stranger who connects and stays silent, then one who speaks
+	// nonsense: neither counts, and the real rank still joins.
+	ln2, _ := net.Listen("tcp", "127.0.0.1:0")
+	silent, _ := net.Dial("tcp", ln2.Addr().String())
+	defer silent.Close()
+	noisy, _ := net.Dial("tcp", ln2.Addr().String())
+	noisy.Write(bytes.Repeat([]byte("GET / HTTP/1.1\r\n"), 10))
+	defer noisy.Close()
+	var eps [2]*Endpoint
+	var errs [2]error
+	var wg sync.WaitGroup
+	for r := range 2 {
+		cfg := TCPConfig{Rank: r, Size: 2, Root: ln2.Addr().String(), Listener: ln2, Secret: []byte("s"), HandshakeTimeout: 500 * time.Millisecond}
+		wg.Go(func() { eps[r], errs[r] = ConnectTCP(context.Background(), cfg) })
+	}
+	wg.Wait()
+	if errs[0] != nil || errs[1] != nil {
+		t.Fatalf("the job did not form beside strangers: %v %v", errs[0], errs[1])
+	}
+	eps[0].Close()
+	eps[1].Close()
+	<-done
+	if _, err := ConnectTCP(ctx, TCPConfig{Rank: 1, Size: 2, Root: "127.0.0.1:1"}); !errors.Is(err, errNoSecret) {
+		t.Errorf("no secret: %v", err)
+	}
+}
+
+func TestTCPPeerDies(t *testing.T) {
+	eps, err := startTCP(3, []byte("s"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eps[0].Close()
+	defer eps[2].Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	// Rank 1 dies in the middle of sending a large message to rank 0.
+	got := make(chan error, 1)
+	go func() {
+		_, err := eps[0].Recv(ctx, 1, 0, make([]byte, 64<<20))
+		got <- err
+	}()
+	go func() { eps[1].Send(ctx, 0, 0, make([]byte, 64<<20)) }()
+	time.Sleep(20 * time.Millisecond)
+	eps[1].Close()
+	select {
+	case err := <-got:
+		if !errors.Is(err, ErrPeerLost) {
+			t.Errorf("receive from a dead peer: %v", err)
+		}
+	case <-time.After(3 * time.Second):
+		t.Fatal("a receive from a dead peer hangs")
+	}
+	if err := eps[2].Send(ctx, 1, 0, []byte("x")); !errors.Is(err, ErrPeerLost) {
+		t.Errorf("send to a dead peer: %v", err)
+	}
+	// The others still talk.
+	if err := eps[2].Send(ctx, 0, 1, []byte("alive")); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 5)
+	if _, err := eps[0].Recv(ctx, 2, 1, buf); err != nil || string(buf) != "alive" {
+		t.Errorf("%q %v", buf, err)
+	}
+}
