@@ -4,6 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
+	"github.com/sigcheck/sigcheck/internal/wire"
+)
+
+// Frames: messages are cut into frames of at most MaxFrame bytes of
+// payload, and no message may exceed MaxMessage (internal/wire gives the
+// format).
+const (
+	MaxFrame   = wire.MaxFrame
+	MaxMessage = wire.MaxMessage
 )
 
 // Comm is a communicator: Size ranks numbered from 0 that exchange byte
@@ -60,9 +70,9 @@ var (
 	// ErrTag: a negative tag (other than AnyTag on Recv).
 	ErrTag = errors.New("channel: bad tag")
 	// ErrProtocol: a peer sent something this protocol does not allow.
-	ErrProtocol = errors.New("channel: protocol violation")
+	ErrProtocol = wire.ErrProtocol
 	// ErrUnauthenticated: a connection that could not prove it is of the job.
-	ErrUnauthenticated = errors.New("channel: peer not authenticated")
+	ErrUnauthenticated = wire.ErrUnauthenticated
 	// ErrCorrupted: data arrived corrupted and could not be repaired.
 	ErrCorrupted = errors.New("channel: corrupted data not repaired")
 )

@@ -7,13 +7,15 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+
+	"github.com/sigcheck/sigcheck/internal/wire"
 )
 
 // transport moves frames to other ranks. Frames arriving from peers are
 // handed to the engine's arrive, from the transport's own goroutines.
 type transport interface {
 	// send delivers one frame to dst; payload is only read during the call.
-	send(ctx context.Context, dst int, h *header, payload []byte) error
+	send(ctx context.Context, dst int, h *wire.Header, payload []byte) error
 	// abort breaks the link with a peer, which becomes lost: the way to
 	// interrupt a transport stalled while writing into a receive buffer.
 	abort(peer int, err error)
@@ -91,35 +93,35 @@ func (r *recvReq) finish(m *message, err error) {
 }
 
 // arrive takes one frame from src. fill reads the frame's payload: called
-// with consecutive slices whose lengths add up to h.plen. An error means
+// with consecutive slices whose lengths add up to h.Plen. An error means
 // the peer broke the protocol; the transport then drops the link.
-func (e *engine) arrive(src int, h header, fill func([]byte) error) error {
+func (e *engine) arrive(src int, h wire.Header, fill func([]byte) error) error {
 	e.mu.Lock()
 	if e.closed {
 		e.mu.Unlock()
 		return ErrClosed
 	}
-	k := msgKey{src, h.id}
+	k := msgKey{src, h.ID}
 	m := e.inflight[k]
-	switch h.kind {
-	case kindMsg:
+	switch h.Kind {
+	case wire.KindMsg:
 		if m != nil {
 			e.mu.Unlock()
-			return fmt.Errorf("%w: rank %d reopened message %d", ErrProtocol, src, h.id)
+			return fmt.Errorf("%w: rank %d reopened message %d", ErrProtocol, src, h.ID)
 		}
-		m = &message{src: src, ctx: h.ctx, tag: h.tag, id: h.id, total: h.total}
+		m = &message{src: src, ctx: h.Ctx, tag: h.Tag, id: h.ID, total: h.Total}
 		e.bind(m)
 		e.inflight[k] = m
-	case kindData:
-		if m == nil || h.offset != m.got || h.total != m.total {
+	case wire.KindData:
+		if m == nil || h.Offset != m.got || h.Total != m.total {
 			e.mu.Unlock()
-			return fmt.Errorf("%w: rank %d: frame at %d of %d for message %d, which is not expecting it", ErrProtocol, src, h.offset, h.total, h.id)
+			return fmt.Errorf("%w: rank %d: frame at %d of %d for message %d, which is not expecting it", ErrProtocol, src, h.Offset, h.Total, h.ID)
 		}
 	}
 	direct, discard := m.direct, m.discard
 	var dst []byte
 	if direct {
-		dst = m.recv.buf[h.offset : h.offset+int64(h.plen)]
+		dst = m.recv.buf[h.Offset : h.Offset+int64(h.Plen)]
 		m.writing.Lock()
 	}
 	e.mu.Unlock()
@@ -134,7 +136,7 @@ func (e *engine) arrive(src int, h header, fill func([]byte) error) error {
 
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	m.got += int64(h.plen)
+	m.got += int64(h.Plen)
 	if m.got == m.total {
 		m.done = true
 		delete(e.inflight, k)
@@ -149,14 +151,14 @@ func (e *engine) arrive(src int, h header, fill func([]byte) error) error {
 // fillPayload reads a frame's payload into the receive buffer, the
 // message's own buffer (grown only as bytes come: never by what a header
 // claims), or nowhere.
-func (e *engine) fillPayload(m *message, h header, dst []byte, direct, discard bool, fill func([]byte) error) error {
+func (e *engine) fillPayload(m *message, h wire.Header, dst []byte, direct, discard bool, fill func([]byte) error) error {
 	const piece = 64 << 10
 	switch {
 	case direct:
 		return fill(dst)
 	case discard:
 		var scratch [4096]byte
-		for left := h.plen; left > 0; {
+		for left := h.Plen; left > 0; {
 			n := min(left, len(scratch))
 			if err := fill(scratch[:n]); err != nil {
 				return err
@@ -165,7 +167,7 @@ func (e *engine) fillPayload(m *message, h header, dst []byte, direct, discard b
 		}
 		return nil
 	}
-	for left := h.plen; left > 0; {
+	for left := h.Plen; left > 0; {
 		n := min(left, piece)
 		at := len(m.own)
 		m.own = slices.Grow(m.own, n)[:at+n]
@@ -375,10 +377,10 @@ func (e *engine) send(ctx context.Context, ctxID uint32, dst int, tag int64, dat
 	if lost != nil {
 		return &PeerError{Rank: dst, Err: lost}
 	}
-	h := header{kind: kindMsg, ctx: ctxID, tag: tag, id: e.nextID.Add(1), total: int64(len(data))}
+	h := wire.Header{Kind: wire.KindMsg, Ctx: ctxID, Tag: tag, ID: e.nextID.Add(1), Total: int64(len(data))}
 	for off := 0; ; {
 		n := min(MaxFrame, len(data)-off)
-		h.plen, h.offset = n, int64(off)
+		h.Plen, h.Offset = n, int64(off)
 		var err error
 		if dst == e.rank {
 			p := data[off : off+n]
@@ -390,7 +392,7 @@ func (e *engine) send(ctx context.Context, ctxID uint32, dst int, tag int64, dat
 			return err
 		}
 		off += n
-		h.kind = kindData
+		h.Kind = wire.KindData
 		if off >= len(data) {
 			return nil
 		}

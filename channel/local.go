@@ -3,6 +3,8 @@ package channel
 import (
 	"context"
 	"fmt"
+
+	"github.com/sigcheck/sigcheck/internal/wire"
 )
 
 // Endpoint is one rank's end of a transport, the Comm that the others
@@ -76,7 +78,7 @@ type localTx struct {
 	rank int
 }
 
-func (t *localTx) send(ctx context.Context, dst int, h *header, payload []byte) error {
+func (t *localTx) send(ctx context.Context, dst int, h *wire.Header, payload []byte) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}

@@ -3,7 +3,6 @@ package channel
 import (
 	"bufio"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -12,7 +11,13 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/sigcheck/sigcheck/internal/wire"
 )
+
+// errNoSecret is returned when a TCP job has no secret: there would be no
+// way to tell its ranks from anyone who connects.
+var errNoSecret = errors.New("channel: no job secret (set SIGCHECK_SECRET, or TCPConfig.Secret)")
 
 // TCPConfig says how a rank joins a job over TCP.
 type TCPConfig struct {
@@ -74,7 +79,7 @@ func TCPConfigFromEnv() (TCPConfig, error) {
 
 func (cfg *TCPConfig) check() error {
 	switch {
-	case cfg.Size < 1 || cfg.Size > maxRanks:
+	case cfg.Size < 1 || cfg.Size > wire.MaxRanks:
 		return fmt.Errorf("%w: a job of %d ranks", ErrRank, cfg.Size)
 	case cfg.Rank < 0 || cfg.Rank >= cfg.Size:
 		return fmt.Errorf("%w: rank %d of %d", ErrRank, cfg.Rank, cfg.Size)
@@ -98,7 +103,7 @@ func ConnectTCP(ctx context.Context, cfg TCPConfig) (*Endpoint, error) {
 		return nil, err
 	}
 	e := newEngine(cfg.Rank, cfg.Size)
-	t := &tcpTx{e: e, key: jobKey(cfg.Secret), cfg: cfg, conns: make([]*tcpConn, cfg.Size)}
+	t := &tcpTx{e: e, key: wire.JobKey(cfg.Secret), cfg: cfg, conns: make([]*tcpConn, cfg.Size)}
 	e.tx = t
 	ep := &Endpoint{e: e}
 	if cfg.Size == 1 {
@@ -130,7 +135,7 @@ type tcpConn struct {
 	c    net.Conn
 	br   *bufio.Reader
 	wmu  sync.Mutex
-	hdr  [headerSize]byte
+	hdr  [wire.HeaderSize]byte
 	once sync.Once
 }
 
@@ -156,11 +161,11 @@ func (t *tcpTx) bootRoot(ctx context.Context) error {
 	defer ln.Close()
 	size := t.cfg.Size
 	joins, err := t.acceptRanks(ctx, ln, size-1, func(c net.Conn) (joined, error) {
-		r, err := serverHandshake(c, t.key, 0, size)
+		r, err := wire.ServerHandshake(c, t.key, 0, size)
 		if err != nil {
 			return joined{}, err
 		}
-		addr, err := readAddr(c)
+		addr, err := wire.ReadAddr(c)
 		return joined{r, c, addr}, err
 	})
 	if err != nil {
@@ -171,7 +176,7 @@ func (t *tcpTx) bootRoot(ctx context.Context) error {
 	for r, j := range joins {
 		addrs[r] = j.addr
 	}
-	table := encodeTable(addrs)
+	table := wire.EncodeTable(addrs)
 	for r, j := range joins {
 		if _, err := j.c.Write(table); err != nil {
 			for _, j := range joins {
@@ -270,7 +275,7 @@ func (t *tcpTx) bootRank(ctx context.Context) error {
 		return fmt.Errorf("joining through rank 0 at %s: %w", t.cfg.Root, err)
 	}
 	c.SetDeadline(t.deadline(ctx))
-	if _, err := clientHandshake(c, t.key, t.cfg.Rank, t.cfg.Size, 0); err != nil {
+	if _, err := wire.ClientHandshake(c, t.key, t.cfg.Rank, t.cfg.Size, 0); err != nil {
 		c.Close()
 		return err
 	}
@@ -282,13 +287,13 @@ func (t *tcpTx) bootRank(ctx context.Context) error {
 		return err
 	}
 	defer ln.Close()
-	if _, err := c.Write(encodeAddr(ln.Addr().String())); err != nil {
+	if _, err := c.Write(wire.EncodeAddr(ln.Addr().String())); err != nil {
 		c.Close()
 		return err
 	}
 	c.SetDeadline(time.Time{}) // the others may take a while to join
 	stop := context.AfterFunc(ctx, func() { c.SetDeadline(time.Now()) })
-	addrs, err := readTable(c, t.cfg.Size)
+	addrs, err := wire.ReadTable(c, t.cfg.Size)
 	stop()
 	if err != nil {
 		c.Close()
@@ -303,7 +308,7 @@ func (t *tcpTx) bootRank(ctx context.Context) error {
 	}
 	go func() {
 		joins, err := t.acceptRanks(ctx, ln, t.cfg.Size-1-t.cfg.Rank, func(c net.Conn) (joined, error) {
-			r, err := serverHandshake(c, t.key, t.cfg.Rank, t.cfg.Size)
+			r, err := wire.ServerHandshake(c, t.key, t.cfg.Rank, t.cfg.Size)
 			if err == nil && r < t.cfg.Rank {
 				err = fmt.Errorf("%w: rank %d connected to rank %d, the lower rank is to wait", ErrUnauthenticated, r, t.cfg.Rank)
 			}
@@ -336,7 +341,7 @@ func (t *tcpTx) dial(ctx context.Context, r int, addr string) error {
 		return fmt.Errorf("connecting to rank %d at %s: %w", r, addr, err)
 	}
 	c.SetDeadline(t.deadline(ctx))
-	if _, err := clientHandshake(c, t.key, t.cfg.Rank, t.cfg.Size, r); err != nil {
+	if _, err := wire.ClientHandshake(c, t.key, t.cfg.Rank, t.cfg.Size, r); err != nil {
 		c.Close()
 		return fmt.Errorf("rank %d at %s: %w", r, addr, err)
 	}
@@ -363,7 +368,7 @@ func (t *tcpTx) conn(r int) *tcpConn {
 // readLoop hands every frame from rank r to the engine, reading payloads
 // straight into their destination; anything malformed drops the link.
 func (t *tcpTx) readLoop(r int, tc *tcpConn) {
-	var hb [headerSize]byte
+	var hb [wire.HeaderSize]byte
 	fill := func(b []byte) error {
 		_, err := io.ReadFull(tc.br, b)
 		return err
@@ -373,7 +378,7 @@ func (t *tcpTx) readLoop(r int, tc *tcpConn) {
 			t.fail(r, tc, err)
 			return
 		}
-		h, err := parseHeader(hb[:])
+		h, err := wire.ParseHeader(hb[:])
 		if err == nil {
 			err = t.e.arrive(r, h, fill)
 		}
@@ -393,14 +398,14 @@ func (t *tcpTx) fail(r int, tc *tcpConn, err error) {
 	t.e.lose(r, err)
 }
 
-func (t *tcpTx) send(ctx context.Context, dst int, h *header, payload []byte) error {
+func (t *tcpTx) send(ctx context.Context, dst int, h *wire.Header, payload []byte) error {
 	tc := t.conn(dst)
 	if tc == nil {
 		return &PeerError{Rank: dst, Err: errors.New("no connection")}
 	}
 	tc.wmu.Lock()
 	defer tc.wmu.Unlock()
-	h.put(tc.hdr[:])
+	h.Put(tc.hdr[:])
 	dl, _ := ctx.Deadline()
 	tc.c.SetWriteDeadline(dl)
 	// A context done mid-write interrupts it; the link is then broken
@@ -436,51 +441,4 @@ func (t *tcpTx) close() error {
 	}
 	t.wg.Wait()
 	return nil
-}
-
-// Bootstrap messages, before the link switches to frames: an address is a
-// 1-byte length and that many bytes; the table is Size addresses.
-const maxAddr = 255
-
-func encodeAddr(a string) []byte {
-	return append([]byte{byte(len(a))}, a...)
-}
-
-func readAddr(r io.Reader) (string, error) {
-	var n [1]byte
-	if _, err := io.ReadFull(r, n[:]); err != nil {
-		return "", err
-	}
-	b := make([]byte, n[0])
-	if _, err := io.ReadFull(r, b); err != nil {
-		return "", err
-	}
-	return string(b), nil
-}
-
-func encodeTable(addrs []string) []byte {
-	b := binary.LittleEndian.AppendUint32(nil, uint32(len(addrs)))
-	for _, a := range addrs {
-		b = append(b, encodeAddr(a)...)
-	}
-	return b
-}
-
-func readTable(r io.Reader, size int) ([]string, error) {
-	var n [4]byte
-	if _, err := io.ReadFull(r, n[:]); err != nil {
-		return nil, err
-	}
-	if got := binary.LittleEndian.Uint32(n[:]); got != uint32(size) {
-		return nil, fmt.Errorf("%w: a table of %d ranks for a job of %d", ErrProtocol, got, size)
-	}
-	addrs := make([]string, size)
-	for i := range addrs {
-		a, err := readAddr(r)
-		if err != nil {
-			return nil, err
-		}
-		addrs[i] = a
-	}
-	return addrs, nil
 }

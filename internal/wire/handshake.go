@@ -1,11 +1,10 @@
-package channel
+package wire
 
 import (
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"io"
 )
@@ -33,8 +32,8 @@ const (
 	acceptSize     = 1 + macSize
 )
 
-// jobKey derives the HMAC key from a job's secret.
-func jobKey(secret []byte) []byte {
+// JobKey derives the HMAC key from a job's secret.
+func JobKey(secret []byte) []byte {
 	k := sha256.Sum256(secret)
 	return k[:]
 }
@@ -66,12 +65,12 @@ func (h hello) encode() []byte {
 	return append(b, h.nonce...)
 }
 
-func parseHello(b []byte) (hello, error) {
+func ParseHello(b []byte) (hello, error) {
 	if len(b) != helloSize || string(b[:8]) != handshakeMagic {
 		return hello{}, fmt.Errorf("%w: not a sigcheck handshake", ErrUnauthenticated)
 	}
 	r := binary.LittleEndian.Uint32(b[8:])
-	if r >= maxRanks {
+	if r >= MaxRanks {
 		return hello{}, fmt.Errorf("%w: rank %d in the handshake", ErrUnauthenticated, r)
 	}
 	return hello{rank: int(r), nonce: b[12:]}, nil
@@ -90,7 +89,7 @@ func (j join) encode() []byte {
 	return append(b, j.mac...)
 }
 
-func parseJoin(b []byte) (join, error) {
+func ParseJoin(b []byte) (join, error) {
 	if len(b) != joinSize || string(b[:8]) != handshakeMagic {
 		return join{}, fmt.Errorf("%w: not a sigcheck handshake", ErrUnauthenticated)
 	}
@@ -100,18 +99,18 @@ func parseJoin(b []byte) (join, error) {
 		nonce: b[16 : 16+nonceSize],
 		mac:   b[16+nonceSize:],
 	}
-	if j.size < 1 || j.size > maxRanks || j.rank >= j.size {
+	if j.size < 1 || j.size > MaxRanks || j.rank >= j.size {
 		return join{}, fmt.Errorf("%w: rank %d of %d in the handshake", ErrUnauthenticated, j.rank, j.size)
 	}
 	return j, nil
 }
 
-// maxRanks bounds the ranks of a job.
-const maxRanks = 1 << 16
+// MaxRanks bounds the ranks of a job.
+const MaxRanks = 1 << 16
 
-// serverHandshake runs the server side on rw: it returns the
+// ServerHandshake runs the server side on rw: it returns the
 // authenticated client's rank, or an error after which rw must be closed.
-func serverHandshake(rw io.ReadWriter, key []byte, myRank, size int) (int, error) {
+func ServerHandshake(rw io.ReadWriter, key []byte, myRank, size int) (int, error) {
 	nS, err := newNonce()
 	if err != nil {
 		return 0, err
@@ -123,7 +122,7 @@ func serverHandshake(rw io.ReadWriter, key []byte, myRank, size int) (int, error
 	if _, err := io.ReadFull(rw, b); err != nil {
 		return 0, fmt.Errorf("%w: %v", ErrUnauthenticated, err)
 	}
-	j, err := parseJoin(b)
+	j, err := ParseJoin(b)
 	if err != nil {
 		return 0, err
 	}
@@ -141,14 +140,14 @@ func serverHandshake(rw io.ReadWriter, key []byte, myRank, size int) (int, error
 	return j.rank, nil
 }
 
-// clientHandshake runs the client side on rw, to the server of rank
+// ClientHandshake runs the client side on rw, to the server of rank
 // wantRank (or any rank for -1), and returns the server's rank.
-func clientHandshake(rw io.ReadWriter, key []byte, myRank, size, wantRank int) (int, error) {
+func ClientHandshake(rw io.ReadWriter, key []byte, myRank, size, wantRank int) (int, error) {
 	b := make([]byte, helloSize)
 	if _, err := io.ReadFull(rw, b); err != nil {
 		return 0, fmt.Errorf("%w: %v", ErrUnauthenticated, err)
 	}
-	h, err := parseHello(b)
+	h, err := ParseHello(b)
 	if err != nil {
 		return 0, err
 	}
@@ -172,7 +171,3 @@ func clientHandshake(rw io.ReadWriter, key []byte, myRank, size, wantRank int) (
 	}
 	return h.rank, nil
 }
-
-// errNoSecret is returned when a TCP job has no secret: there would be no
-// way to tell its ranks from anyone who connects.
-var errNoSecret = errors.New("channel: no job secret (set SIGCHECK_SECRET, or TCPConfig.Secret)")

@@ -1,0 +1,144 @@
+package fuzz
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/sigcheck/sigcheck/channel"
+	"github.com/sigcheck/sigcheck/internal/wire"
+)
+
+func frame(h wire.Header, payload []byte) []byte {
+	h.Plen = len(payload)
+	b := make([]byte, wire.HeaderSize)
+	h.Put(b)
+	return append(b, payload...)
+}
+
+// frameSeeds are well-formed frame streams: one message, one cut in two
+// frames, an empty one.
+func frameSeeds() [][]byte {
+	msg := frame(wire.Header{Kind: wire.KindMsg, Tag: 3, ID: 1, Total: 5}, []byte("hello"))
+	two := append(frame(wire.Header{Kind: wire.KindMsg, Tag: 4, ID: 2, Total: 6}, []byte("abc")),
+		frame(wire.Header{Kind: wire.KindData, Tag: 4, ID: 2, Offset: 3, Total: 6}, []byte("def"))...)
+	empty := frame(wire.Header{Kind: wire.KindMsg, ID: 3}, nil)
+	return [][]byte{msg, two, empty, append(append(msg, two...), empty...)}
+}
+
+// FuzzFrameHeader: a header decodes only if it is canonical (it encodes
+// back to the same bytes) and consistent.
+func FuzzFrameHeader(f *testing.F) {
+	for _, s := range frameSeeds() {
+		f.Add(s[:wire.HeaderSize])
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		h, err := wire.ParseHeader(b)
+		if err != nil {
+			if !errors.Is(err, wire.ErrProtocol) {
+				t.Fatalf("error %v does not wrap ErrProtocol", err)
+			}
+			return
+		}
+		again := make([]byte, wire.HeaderSize)
+		h.Put(again)
+		if !bytes.Equal(again, b[:wire.HeaderSize]) {
+			t.Fatalf("header %x re-encodes as %x", b[:wire.HeaderSize], again)
+		}
+		if h.Plen > wire.MaxFrame || h.Offset < 0 || h.Offset+int64(h.Plen) > h.Total || h.Total > wire.MaxMessage {
+			t.Fatalf("inconsistent header accepted: %+v", h)
+		}
+	})
+}
+
+// rw is a connection made of a script to read and a sink to write.
+type rw struct {
+	io.Reader
+	io.Writer
+}
+
+// FuzzHandshake: whatever a stranger sends, neither side of the handshake
+// authenticates it (the MACs cover fresh nonces), panics or hangs; the
+// bootstrap decoders take any bytes.
+func FuzzHandshake(f *testing.F) {
+	key := wire.JobKey([]byte("secret"))
+	f.Add([]byte("SIGCHKv1\x01\x00\x00\x00\x02\x00\x00\x00" + string(make([]byte, 64))))
+	f.Add([]byte("SIGCHKv1\x00\x00\x00\x00" + string(make([]byte, 32+33))))
+	f.Add(wire.EncodeTable([]string{"127.0.0.1:1", "127.0.0.1:2"}))
+	f.Add([]byte("GET / HTTP/1.1\r\n\r\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if _, err := wire.ServerHandshake(rw{bytes.NewReader(b), io.Discard}, key, 0, 2); err == nil {
+			t.Fatal("the server side authenticated a scripted client")
+		}
+		if _, err := wire.ClientHandshake(rw{bytes.NewReader(b), io.Discard}, key, 1, 2, -1); err == nil {
+			t.Fatal("the client side authenticated a scripted server")
+		}
+		if len(b) > 0 {
+			wire.ReadTable(bytes.NewReader(b[1:]), int(b[0])%8+1)
+			wire.ReadAddr(bytes.NewReader(b))
+		}
+	})
+}
+
+// FuzzFrameStream: an authenticated peer (the fuzzer knows the secret)
+// sends arbitrary bytes as frames to a real rank. The rank delivers what
+// is well formed, drops the link at the first malformed frame, and never
+// panics, hangs or allocates what a header claims.
+func FuzzFrameStream(f *testing.F) {
+	for _, s := range frameSeeds() {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		secret := []byte("fuzz")
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Skip(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		type result struct {
+			ep  *channel.Endpoint
+			err error
+		}
+		ch := make(chan result, 1)
+		go func() {
+			ep, err := channel.ConnectTCP(ctx, channel.TCPConfig{Rank: 0, Size: 2, Listener: ln, Secret: secret})
+			ch <- result{ep, err}
+		}()
+		c, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if _, err := wire.ClientHandshake(c, wire.JobKey(secret), 1, 2, 0); err != nil {
+			t.Fatal(err)
+		}
+		c.Write(wire.EncodeAddr("127.0.0.1:9"))
+		if _, err := wire.ReadTable(c, 2); err != nil {
+			t.Fatal(err)
+		}
+		res := <-ch
+		if res.err != nil {
+			t.Fatal(res.err)
+		}
+		defer res.ep.Close()
+		c.Write(b)
+		c.Close()
+		buf := make([]byte, 1<<20)
+		for {
+			rctx, rcancel := context.WithTimeout(ctx, 200*time.Millisecond)
+			_, err := res.ep.Recv(rctx, channel.AnySource, channel.AnyTag, buf)
+			rcancel()
+			if err != nil && !errors.Is(err, channel.ErrTruncated) {
+				if !errors.Is(err, channel.ErrPeerLost) && !errors.Is(err, context.DeadlineExceeded) {
+					t.Fatalf("unexpected error: %v", err)
+				}
+				return
+			}
+		}
+	})
+}
