@@ -1,0 +1,99 @@
+package wire
+
+import (
+	"bytes"
+	"errors"
+	"net"
+	"strings"
+	"testing"
+)
+
+func TestHandshake(t *testing.T) {
+	for _, c := range []struct {
+		name                string
+		serverKey, clientKy []byte
+		clientRank, want    int
+		ok                  bool
+	}{
+		{"same secret", JobKey([]byte("a")), JobKey([]byte("a")), 2, 0, true},
+		{"another job", JobKey([]byte("a")), JobKey([]byte("b")), 2, 0, false},
+		{"wrong server rank", JobKey([]byte("a")), JobKey([]byte("a")), 2, 1, false},
+		{"claims the server's rank", JobKey([]byte("a")), JobKey([]byte("a")), 0, -1, false},
+	} {
+		s, cl := net.Pipe()
+		type res struct {
+			rank int
+			err  error
+		}
+		sr := make(chan res, 1)
+		go func() {
+			r, err := ServerHandshake(s, c.serverKey, 0, 3)
+			if err != nil {
+				s.Close()
+			}
+			sr <- res{r, err}
+		}()
+		r, err := ClientHandshake(cl, c.clientKy, c.clientRank, 3, c.want)
+		if err != nil {
+			cl.Close()
+		}
+		got := <-sr
+		if c.ok {
+			if err != nil || got.err != nil || r != 0 || got.rank != c.clientRank {
+				t.Errorf("%s: client %d %v, server %d %v", c.name, r, err, got.rank, got.err)
+			}
+		} else if err == nil {
+			t.Errorf("%s: the client authenticated", c.name)
+		} else if !errors.Is(err, ErrUnauthenticated) && !strings.Contains(err.Error(), "closed") {
+			t.Errorf("%s: %v", c.name, err)
+		}
+		s.Close()
+		cl.Close()
+	}
+}
+
+func TestHeaderChecks(t *testing.T) {
+	good := Header{Kind: KindData, Plen: 10, Tag: 1, ID: 1, Offset: 5, Total: 20}
+	b := make([]byte, HeaderSize)
+	good.Put(b)
+	if h, err := ParseHeader(b); err != nil || h != good {
+		t.Fatalf("%+v %v", h, err)
+	}
+	for name, edit := range map[string]func(h *Header){
+		"kind 0":          func(h *Header) { h.Kind = 0 },
+		"kind 9":          func(h *Header) { h.Kind = 9 },
+		"payload too big": func(h *Header) { h.Plen = MaxFrame + 1 },
+		"past the end":    func(h *Header) { h.Offset = 15 },
+		"negative tag":    func(h *Header) { h.Tag = -2 },
+		"too long":        func(h *Header) { h.Total = MaxMessage + 1 },
+		"negative total":  func(h *Header) { h.Total = -1 },
+		"empty data":      func(h *Header) { h.Plen = 0 },
+		"msg not at 0":    func(h *Header) { h.Kind = KindMsg },
+	} {
+		h := good
+		edit(&h)
+		h.Put(b)
+		if _, err := ParseHeader(b); !errors.Is(err, ErrProtocol) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	good.Put(b)
+	b[0] = 2
+	if _, err := ParseHeader(b); err == nil {
+		t.Error("version 2 accepted")
+	}
+	if _, err := ParseHeader(b[:10]); err == nil {
+		t.Error("a short header accepted")
+	}
+}
+
+func TestBootstrapCodec(t *testing.T) {
+	addrs := []string{"10.0.0.1:5000", "[::1]:7", ""}
+	got, err := ReadTable(bytes.NewReader(EncodeTable(addrs)), 3)
+	if err != nil || strings.Join(got, ",") != strings.Join(addrs, ",") {
+		t.Errorf("%q %v", got, err)
+	}
+	if _, err := ReadTable(bytes.NewReader(EncodeTable(addrs)), 4); !errors.Is(err, ErrProtocol) {
+		t.Errorf("a table for another size: %v", err)
+	}
+}
