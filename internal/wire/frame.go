@@ -8,6 +8,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+
+	"github.com/zeebo/xxh3"
 )
 
 // Errors of the decoders; package channel returns them as its own.
@@ -16,10 +18,8 @@ var (
 	ErrUnauthenticated = errors.New("channel: peer not authenticated")
 )
 
-// A frame is what a transport moves: a fixed 48-byte header and up to
-// MaxFrame bytes of payload. A message is one or more frames: KindMsg
-// opens it (and carries its first bytes), KindData carries the rest in
-// order. Every field is little-endian:
+// A frame is what a transport moves: a fixed 64-byte header and up to
+// MaxFrame bytes of payload. Every field is little-endian:
 //
 //	0   version (1)
 //	1   kind
@@ -29,21 +29,34 @@ var (
 //	12  reserved (0)
 //	16  tag
 //	24  message id: per sender, increasing
-//	32  offset of the payload in the message
+//	32  offset of the payload in the message (for parity: its shard)
 //	40  total length of the message
+//	48  payload check: XXH3-64 of the payload where the kind calls for it
+//	56  header check: XXH3-64 of bytes 0–55
 //
 // The header alone says how many payload bytes follow, so a receiver can
-// stay in step with a stream; every field is checked before a byte of
-// payload is read, and no allocation is sized by a header.
-const HeaderSize = 48
+// stay in step with a stream; every field is checked, the header check
+// first, before a byte of payload is read, and no allocation is sized by
+// a header. A message is KindMsg (which opens it and carries its first
+// bytes) and KindData frames in order; a protected message adds the
+// control frames of its protocol (trailer, ask, answer, verdict, repair,
+// parity), which carry the id of the message they are about.
+const HeaderSize = 64
 
 const frameVersion = 1
 
 // Frame kinds.
 const (
-	KindMsg  = 1 // opens a message
-	KindData = 2 // continues it
-	kindLast = KindData
+	KindMsg     = 1 // opens a message
+	KindData    = 2 // continues it
+	KindTrailer = 3 // sender → receiver: the message's root (Merkle protection)
+	KindAsk     = 4 // receiver → sender: hashes of some tree nodes, please
+	KindAnswer  = 5 // sender → receiver: those hashes
+	KindVerdict = 6 // receiver → sender: all good, or which parts to resend
+	KindRepair  = 7 // sender → receiver: resent bytes of the message
+	KindParity  = 8 // sender → receiver: one parity segment (Offset: its index)
+	KindAbort   = 9 // sender → receiver: the message is abandoned
+	kindLast    = KindAbort
 )
 
 // MaxFrame is the largest payload of one frame; messages are cut into
@@ -62,9 +75,10 @@ type Header struct {
 	ID     uint64
 	Offset int64
 	Total  int64
+	Sum    uint64 // payload check, where the kind has one
 }
 
-// Put writes h into b[:HeaderSize].
+// Put writes h into b[:HeaderSize], with its header check.
 func (h *Header) Put(b []byte) {
 	_ = b[HeaderSize-1]
 	clear(b[:HeaderSize])
@@ -76,6 +90,8 @@ func (h *Header) Put(b []byte) {
 	binary.LittleEndian.PutUint64(b[24:], h.ID)
 	binary.LittleEndian.PutUint64(b[32:], uint64(h.Offset))
 	binary.LittleEndian.PutUint64(b[40:], uint64(h.Total))
+	binary.LittleEndian.PutUint64(b[48:], h.Sum)
+	binary.LittleEndian.PutUint64(b[56:], xxh3.Hash(b[:56]))
 }
 
 // ParseHeader decodes and checks a frame header.
@@ -91,11 +107,14 @@ func ParseHeader(b []byte) (Header, error) {
 		ID:     binary.LittleEndian.Uint64(b[24:]),
 		Offset: int64(binary.LittleEndian.Uint64(b[32:])),
 		Total:  int64(binary.LittleEndian.Uint64(b[40:])),
+		Sum:    binary.LittleEndian.Uint64(b[48:]),
 	}
 	bad := func(format string, args ...any) (Header, error) {
 		return Header{}, fmt.Errorf("%w: frame: %s", ErrProtocol, fmt.Sprintf(format, args...))
 	}
 	switch {
+	case binary.LittleEndian.Uint64(b[56:]) != xxh3.Hash(b[:56]):
+		return bad("header check mismatch (corrupted header)")
 	case b[0] != frameVersion:
 		return bad("version %d, this build speaks %d", b[0], frameVersion)
 	case h.Kind == 0 || h.Kind > kindLast:
@@ -108,12 +127,21 @@ func ParseHeader(b []byte) (Header, error) {
 		return bad("negative tag %d", h.Tag)
 	case h.Total < 0 || h.Total > MaxMessage:
 		return bad("message of %d bytes, the limit is %d", h.Total, int64(MaxMessage))
-	case h.Offset < 0 || h.Offset > h.Total-int64(h.Plen):
-		return bad("payload of %d bytes at offset %d of a %d-byte message", h.Plen, h.Offset, h.Total)
-	case h.Kind == KindMsg && h.Offset != 0:
-		return bad("a message opening at offset %d", h.Offset)
-	case h.Kind == KindData && h.Plen == 0:
-		return bad("an empty continuation frame")
+	}
+	switch h.Kind {
+	case KindMsg, KindData, KindRepair:
+		switch {
+		case h.Offset < 0 || h.Offset > h.Total-int64(h.Plen):
+			return bad("payload of %d bytes at offset %d of a %d-byte message", h.Plen, h.Offset, h.Total)
+		case h.Kind == KindMsg && h.Offset != 0:
+			return bad("a message opening at offset %d", h.Offset)
+		case h.Kind != KindMsg && h.Plen == 0:
+			return bad("an empty data frame")
+		}
+	case KindParity:
+		if h.Offset < 0 {
+			return bad("parity segment %d", h.Offset)
+		}
 	}
 	return h, nil
 }
