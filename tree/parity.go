@@ -59,6 +59,23 @@ func NewParity(data []byte, segment, p int) (*Parity, error) {
 	return par, nil
 }
 
+// ParityLayout returns the layout of p parity segments per stripe over
+// size bytes in segments of segment bytes, without shards: for a receiver
+// that gets the shards one by one (it fills Shards, P per stripe, in
+// stripe order).
+func ParityLayout(size int64, segment, p int) (*Parity, error) {
+	return newParityLayout(size, segment, p)
+}
+
+// EncodeStripe returns the P parity segments of stripe s of data (the
+// whole buffer), for a sender that streams its parity out stripe by stripe.
+func (par *Parity) EncodeStripe(data []byte, s int) ([][]byte, error) {
+	if int64(len(data)) != par.Size || s < 0 || s >= par.Stripes() {
+		return nil, fmt.Errorf("%w: stripe %d of %d over %d bytes of data (the layout is for %d)", ErrShape, s, par.Stripes(), len(data), par.Size)
+	}
+	return par.encodeStripe(par.stripeData(data, s))
+}
+
 func newParityLayout(size int64, segment, p int) (*Parity, error) {
 	if segment <= 0 {
 		return nil, fmt.Errorf("%w %d: must be positive", ErrSegment, segment)

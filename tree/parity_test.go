@@ -130,3 +130,31 @@ func TestParityRefusesBadRepairs(t *testing.T) {
 		}
 	}
 }
+
+// Parity streamed stripe by stripe into a layout equals NewParity's.
+func TestParityStreamed(t *testing.T) {
+	data := randomData(700_001, 8)
+	want, err := NewParity(data, 1000, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	par, _ := ParityLayout(int64(len(data)), 1000, 3)
+	for s := range par.Stripes() {
+		shards, err := par.EncodeStripe(data, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		par.Shards = append(par.Shards, shards...)
+	}
+	if len(par.Shards) != len(want.Shards) {
+		t.Fatalf("%d shards, want %d", len(par.Shards), len(want.Shards))
+	}
+	for i := range par.Shards {
+		if !bytes.Equal(par.Shards[i], want.Shards[i]) {
+			t.Fatalf("shard %d differs", i)
+		}
+	}
+	if _, err := par.EncodeStripe(data[1:], 0); !errors.Is(err, ErrShape) {
+		t.Errorf("data of another size: %v", err)
+	}
+}

@@ -98,6 +98,39 @@ func Build(data []byte, opts ...Option) (*Tree, error) {
 	return t, nil
 }
 
+// New returns the tree of size bytes of data that is yet to come: its
+// segments are hashed as they arrive (HashSegments), its inner nodes once
+// all have (Finish). A receiver uses it to hash a message while the rest
+// is still on the wire.
+func New(size int64, opts ...Option) (*Tree, error) {
+	c := config{seg: DefaultSegment, hash: DefaultHash}
+	for _, o := range opts {
+		o(&c)
+	}
+	if c.err != nil {
+		return nil, c.err
+	}
+	return newTree(size, c.seg, c.hash)
+}
+
+// HashSegments hashes segments [lo, hi) of data (the whole buffer, or at
+// least its bytes up to the end of segment hi-1) into their leaves.
+func (t *Tree) HashSegments(data []byte, lo, hi int) error {
+	if lo < 0 || hi > t.n || lo > hi {
+		return fmt.Errorf("%w: segments [%d, %d) of %d", ErrIndex, lo, hi, t.n)
+	}
+	if hi > lo {
+		if end, n := t.SegmentRange(hi - 1); int64(len(data)) < end+n {
+			return fmt.Errorf("tree: %d bytes of data for segments up to byte %d", len(data), end+n)
+		}
+	}
+	t.hashSegments(data, lo, hi)
+	return nil
+}
+
+// Finish hashes the inner nodes from the leaves.
+func (t *Tree) Finish() { t.hashInner(1) }
+
 // newTree allocates the tree of size bytes, hashes not yet computed.
 func newTree(size int64, seg int, hash string) (*Tree, error) {
 	h, n, err := shape(size, seg, hash)

@@ -197,3 +197,29 @@ func TestMemoryPerSegment(t *testing.T) {
 		runtime.KeepAlive(tr)
 	}
 }
+
+// A tree hashed as its data arrives equals the tree built at once.
+func TestIncremental(t *testing.T) {
+	for _, c := range []struct{ size, seg int }{{0, 64}, {1, 64}, {100_000, 1000}, {300_000, 2048}} {
+		data := randomData(c.size, 5)
+		want := mustBuild(t, data, Segment(c.seg))
+		tr, err := New(int64(c.size), Segment(c.seg))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for lo := 0; lo < tr.Segments(); lo += 7 {
+			hi := min(lo+7, tr.Segments())
+			end, n := tr.SegmentRange(hi - 1)
+			if err := tr.HashSegments(data[:end+n], lo, hi); err != nil {
+				t.Fatal(err)
+			}
+		}
+		tr.Finish()
+		if tr.Root() != want.Root() {
+			t.Errorf("size %d: incremental root %x, built %x", c.size, tr.Root(), want.Root())
+		}
+		if err := tr.HashSegments(data, 0, tr.Segments()+1); !errors.Is(err, ErrIndex) {
+			t.Errorf("past the end: %v", err)
+		}
+	}
+}
