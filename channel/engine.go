@@ -7,6 +7,9 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
+
+	"github.com/zeebo/xxh3"
 
 	"github.com/sigcheck/sigcheck/internal/wire"
 )
@@ -25,25 +28,34 @@ type transport interface {
 // engine matches messages to receives for one rank, whatever the
 // transport: receives posted before their message get its bytes written
 // straight into their buffer; messages that come first wait in their own
-// buffer, in arrival order, for a receive.
+// buffer, in arrival order, for a receive. Messages on a protected
+// context are checked as they arrive (guard.go) and handed to their
+// receive only once whole and verified; their senders wait for the
+// verdict (protect.go).
 type engine struct {
 	rank, size int
 	tx         transport
 	nextID     atomic.Uint64
 	nextCtx    atomic.Uint32
+	stats      counters
+	ctl        *ctlQueue // control frames, sent off the transport's goroutines
 
-	mu         sync.Mutex
-	posted     []*recvReq          // receives waiting, in the order posted
-	unexpected []*message          // messages no receive has taken yet, in arrival order
-	inflight   map[msgKey]*message // messages whose frames are still coming
-	lost       []error             // per peer, once it is gone
-	anyLost    bool
-	closed     bool
+	mu          sync.Mutex
+	posted      []*recvReq          // receives waiting, in the order posted
+	unexpected  []*message          // messages no receive has taken yet, in arrival order
+	inflight    map[msgKey]*message // messages not yet whole (or not yet verified)
+	sends       map[msgKey]*pending // protected sends waiting for their verdict, by (destination, id)
+	prot        map[uint32]*protection
+	recent      map[msgKey]ctlFrame // final verdicts of protected messages, to send again if asked
+	recentOrder []msgKey
+	lost        []error // per peer, once it is gone
+	anyLost     bool
+	closed      bool
 }
 
 type msgKey struct {
-	src int
-	id  uint64
+	rank int
+	id   uint64
 }
 
 type message struct {
@@ -59,7 +71,9 @@ type message struct {
 	direct  bool       // its bytes go straight into recv.buf
 	discard bool       // its bytes are thrown away (truncated or abandoned)
 	writing sync.Mutex // held while a transport writes into recv.buf
-	done    bool
+	g       *guard     // the protection protocol's state, on a protected context
+	done    bool       // whole, and verified if protected
+	err     error      // why it could not be delivered
 }
 
 type recvReq struct {
@@ -74,13 +88,23 @@ type recvReq struct {
 }
 
 func newEngine(rank, size int) *engine {
-	e := &engine{rank: rank, size: size, inflight: map[msgKey]*message{}, lost: make([]error, size)}
+	e := &engine{rank: rank, size: size, inflight: map[msgKey]*message{}, sends: map[msgKey]*pending{},
+		prot: map[uint32]*protection{}, lost: make([]error, size)}
+	e.ctl = newCtlQueue(e)
 	return e
 }
 
 func (m *message) matches(ctx uint32, src int, tag int64) bool {
 	return m.ctx == ctx && (src == AnySource || src == m.src) &&
 		(tag == AnyTag && m.tag < ReservedTag || tag == m.tag)
+}
+
+// buf is where the message's bytes are: the receive's buffer or its own.
+func (m *message) buf() []byte {
+	if m.direct {
+		return m.recv.buf[:m.total]
+	}
+	return m.own
 }
 
 // finish completes a receive, once. Called with e.mu held.
@@ -96,6 +120,34 @@ func (r *recvReq) finish(m *message, err error) {
 // with consecutive slices whose lengths add up to h.Plen. An error means
 // the peer broke the protocol; the transport then drops the link.
 func (e *engine) arrive(src int, h wire.Header, fill func([]byte) error) error {
+	switch h.Kind {
+	case wire.KindMsg, wire.KindData:
+		return e.arriveData(src, h, fill)
+	case wire.KindRepair:
+		return e.arriveRepair(src, h, fill)
+	}
+	payload, err := readSmall(h.Plen, fill)
+	if err != nil {
+		return err
+	}
+	return e.arriveControl(src, h, payload, xxh3.Hash(payload) == h.Sum)
+}
+
+// readSmall reads a control frame's payload, grown as its bytes come.
+func readSmall(n int, fill func([]byte) error) ([]byte, error) {
+	const piece = 16 << 10
+	var b []byte
+	for len(b) < n {
+		k := min(n-len(b), piece)
+		b = slices.Grow(b, k)[:len(b)+k]
+		if err := fill(b[len(b)-k:]); err != nil {
+			return nil, err
+		}
+	}
+	return b, nil
+}
+
+func (e *engine) arriveData(src int, h wire.Header, fill func([]byte) error) error {
 	e.mu.Lock()
 	if e.closed {
 		e.mu.Unlock()
@@ -110,10 +162,21 @@ func (e *engine) arrive(src int, h wire.Header, fill func([]byte) error) error {
 			return fmt.Errorf("%w: rank %d reopened message %d", ErrProtocol, src, h.ID)
 		}
 		m = &message{src: src, ctx: h.Ctx, tag: h.Tag, id: h.ID, total: h.Total}
+		if p := e.prot[h.Ctx]; p != nil && src != e.rank {
+			g, err := newGuard(p, h)
+			if err != nil {
+				e.mu.Unlock()
+				return err
+			}
+			m.g = g
+		}
 		e.bind(m)
+		if m.g != nil {
+			m.g.startTree(m)
+		}
 		e.inflight[k] = m
 	case wire.KindData:
-		if m == nil || h.Offset != m.got || h.Total != m.total {
+		if m == nil || h.Offset != m.got || h.Total != m.total || m.g != nil && m.g.dataDone {
 			e.mu.Unlock()
 			return fmt.Errorf("%w: rank %d: frame at %d of %d for message %d, which is not expecting it", ErrProtocol, src, h.Offset, h.Total, h.ID)
 		}
@@ -127,6 +190,14 @@ func (e *engine) arrive(src int, h wire.Header, fill func([]byte) error) error {
 	e.mu.Unlock()
 
 	err := e.fillPayload(m, h, dst, direct, discard, fill)
+	if err == nil && m.g != nil && !discard {
+		// Checked as it comes, while the next frame is on the wire.
+		if direct {
+			m.g.onData(e, m.recv.buf[:h.Offset+int64(h.Plen)], h)
+		} else {
+			m.g.onData(e, m.own, h)
+		}
+	}
 	if direct {
 		m.writing.Unlock()
 	}
@@ -138,14 +209,32 @@ func (e *engine) arrive(src int, h wire.Header, fill func([]byte) error) error {
 	defer e.mu.Unlock()
 	m.got += int64(h.Plen)
 	if m.got == m.total {
-		m.done = true
-		delete(e.inflight, k)
-		if r := m.recv; r != nil {
-			e.dropUnexpected(m)
-			r.finish(m, nil) // a no-op if it was finished at once (truncated) or canceled
+		if m.g == nil || m.discard {
+			e.complete(m, nil)
+		} else {
+			m.g.dataDone = true
+			m.g.step(e, m)
 		}
 	}
 	return nil
+}
+
+// complete hands a message to its receive (now, or when one comes).
+// Called with e.mu held.
+func (e *engine) complete(m *message, err error) {
+	if m.done {
+		return
+	}
+	m.done, m.err = true, err
+	delete(e.inflight, msgKey{m.src, m.id})
+	if err == nil {
+		e.stats.msgsIn.Add(1)
+		e.stats.bytesIn.Add(uint64(m.total))
+	}
+	if r := m.recv; r != nil {
+		e.dropUnexpected(m)
+		r.finish(m, nil) // a no-op if it was finished at once (truncated) or canceled
+	}
 }
 
 // fillPayload reads a frame's payload into the receive buffer, the
@@ -253,6 +342,9 @@ func (e *engine) recv(ctx context.Context, ctxID uint32, src int, tag int64, buf
 	if m.total > int64(len(buf)) {
 		return st, fmt.Errorf("%w: %d bytes from rank %d (tag %d) into a buffer of %d", ErrTruncated, m.total, m.src, m.tag, len(buf))
 	}
+	if m.err != nil {
+		return st, m.err
+	}
 	if !m.direct {
 		copy(buf, m.own)
 	}
@@ -300,6 +392,9 @@ func (e *engine) cancel(r *recvReq) bool {
 		return true
 	}
 	m.direct, m.discard = false, true // the rest of it is thrown away
+	if m.g != nil {
+		m.g.abandon()
+	}
 	e.mu.Unlock()
 	if !m.writing.TryLock() {
 		e.tx.abort(m.src, fmt.Errorf("a receive was canceled while rank %d's message %d was being written into it", m.src, m.id))
@@ -329,8 +424,8 @@ func (e *engine) lostFor(src int) error {
 }
 
 // lose records that a peer is gone: receives waiting on it (and on
-// AnySource) fail, its unfinished messages are dropped; its finished ones
-// can still be received.
+// AnySource) fail, its unfinished messages are dropped (its finished ones
+// can still be received), and sends waiting for its verdict fail.
 func (e *engine) lose(peer int, err error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -351,7 +446,7 @@ func (e *engine) lose(peer int, err error) {
 		return false
 	})
 	for k, m := range e.inflight {
-		if k.src != peer {
+		if k.rank != peer {
 			continue
 		}
 		delete(e.inflight, k)
@@ -360,11 +455,30 @@ func (e *engine) lose(peer int, err error) {
 			m.recv.finish(nil, pe)
 		}
 	}
+	for k, p := range e.sends {
+		if k.rank == peer {
+			p.fail(pe)
+		}
+	}
 }
 
 // send cuts a message into frames and hands them to the transport (or,
 // to itself, straight to its own engine).
 func (e *engine) send(ctx context.Context, ctxID uint32, dst int, tag int64, data []byte) error {
+	if err := e.ready(ctx, dst); err != nil {
+		return err
+	}
+	h := wire.Header{Kind: wire.KindMsg, Ctx: ctxID, Tag: tag, ID: e.nextID.Add(1), Total: int64(len(data))}
+	if err := e.sendData(ctx, dst, &h, data, MaxFrame, nil); err != nil {
+		return err
+	}
+	e.stats.msgsOut.Add(1)
+	e.stats.bytesOut.Add(uint64(len(data)))
+	return nil
+}
+
+// ready checks that a send to dst can start.
+func (e *engine) ready(ctx context.Context, dst int) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -377,18 +491,25 @@ func (e *engine) send(ctx context.Context, ctxID uint32, dst int, tag int64, dat
 	if lost != nil {
 		return &PeerError{Rank: dst, Err: lost}
 	}
-	h := wire.Header{Kind: wire.KindMsg, Ctx: ctxID, Tag: tag, ID: e.nextID.Add(1), Total: int64(len(data))}
+	return nil
+}
+
+// sendData sends data as KindMsg and KindData frames of at most chunk
+// bytes, calling each(h, payload) on every frame before it goes (to
+// checksum or hash it). If a send fails after the first frame, the
+// receiver is told the message is abandoned.
+func (e *engine) sendData(ctx context.Context, dst int, h *wire.Header, data []byte, chunk int, each func(h *wire.Header, p []byte)) error {
 	for off := 0; ; {
-		n := min(MaxFrame, len(data)-off)
+		n := min(chunk, len(data)-off)
 		h.Plen, h.Offset = n, int64(off)
-		var err error
-		if dst == e.rank {
-			p := data[off : off+n]
-			err = e.arrive(e.rank, h, func(b []byte) error { k := copy(b, p); p = p[k:]; return nil })
-		} else {
-			err = e.tx.send(ctx, dst, &h, data[off:off+n])
+		p := data[off : off+n]
+		if each != nil {
+			each(h, p)
 		}
-		if err != nil {
+		if err := e.frame(ctx, dst, h, p); err != nil {
+			if off > 0 {
+				e.abandon(dst, h)
+			}
 			return err
 		}
 		off += n
@@ -397,6 +518,23 @@ func (e *engine) send(ctx context.Context, ctxID uint32, dst int, tag int64, dat
 			return nil
 		}
 	}
+}
+
+// frame sends one frame to dst (to itself: straight to its own engine).
+func (e *engine) frame(ctx context.Context, dst int, h *wire.Header, p []byte) error {
+	if dst == e.rank {
+		return e.arrive(e.rank, *h, func(b []byte) error { k := copy(b, p); p = p[k:]; return nil })
+	}
+	return e.tx.send(ctx, dst, h, p)
+}
+
+// abandon tells dst that the message of h will not be finished, so that a
+// receive bound to it fails rather than waits.
+func (e *engine) abandon(dst int, h *wire.Header) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	a := wire.Header{Kind: wire.KindAbort, Ctx: h.Ctx, Tag: h.Tag, ID: h.ID, Total: h.Total, Sum: xxh3.Hash(nil)}
+	e.frame(ctx, dst, &a, nil)
 }
 
 // shutdown fails everything waiting and refuses what comes next.
@@ -416,4 +554,14 @@ func (e *engine) shutdown() {
 			m.recv.finish(nil, ErrClosed)
 		}
 	}
+	for _, p := range e.sends {
+		p.fail(ErrClosed)
+	}
+	e.ctl.stop()
+}
+
+// counters are an endpoint's statistics (Stats).
+type counters struct {
+	msgsOut, msgsIn, bytesOut, bytesIn                atomic.Uint64
+	injected, detected, repaired, resent, rounds, bad atomic.Uint64
 }

@@ -22,26 +22,45 @@ func (p *Endpoint) Size() int { return p.e.size }
 
 // Send sends data to rank dst with a tag ≥ 0.
 func (p *Endpoint) Send(ctx context.Context, dst, tag int, data []byte) error {
-	if err := checkRank(p, dst, "destination"); err != nil {
+	if err := checkSend(p, dst, tag); err != nil {
 		return err
-	}
-	if tag < 0 {
-		return fmt.Errorf("%w: %d", ErrTag, tag)
 	}
 	return p.e.send(ctx, 0, dst, int64(tag), data)
 }
 
 // Recv receives a message from src (or AnySource) with tag (or AnyTag).
 func (p *Endpoint) Recv(ctx context.Context, src, tag int, buf []byte) (Status, error) {
+	if err := checkRecv(p, src, tag); err != nil {
+		return Status{}, err
+	}
+	return p.e.recv(ctx, 0, src, int64(tag), buf)
+}
+
+// Stats returns the endpoint's counters.
+func (p *Endpoint) Stats() Stats { return p.e.statsNow() }
+
+func (p *Endpoint) engine() *engine { return p.e }
+
+func checkSend(c Comm, dst, tag int) error {
+	if err := checkRank(c, dst, "destination"); err != nil {
+		return err
+	}
+	if tag < 0 {
+		return fmt.Errorf("%w: %d", ErrTag, tag)
+	}
+	return nil
+}
+
+func checkRecv(c Comm, src, tag int) error {
 	if src != AnySource {
-		if err := checkRank(p, src, "source"); err != nil {
-			return Status{}, err
+		if err := checkRank(c, src, "source"); err != nil {
+			return err
 		}
 	}
 	if tag < 0 && tag != AnyTag {
-		return Status{}, fmt.Errorf("%w: %d", ErrTag, tag)
+		return fmt.Errorf("%w: %d", ErrTag, tag)
 	}
-	return p.e.recv(ctx, 0, src, int64(tag), buf)
+	return nil
 }
 
 // Close shuts the endpoint: its pending receives fail with ErrClosed and

@@ -23,7 +23,7 @@ var (
 //
 //	0   version (1)
 //	1   kind
-//	2   flags (0)
+//	2   flags: the checksum algorithm of a checksum-protected data frame, else 0
 //	4   payload length
 //	8   context: which communicator (0 for the world, others for layers)
 //	12  reserved (0)
@@ -47,16 +47,17 @@ const frameVersion = 1
 
 // Frame kinds.
 const (
-	KindMsg     = 1 // opens a message
-	KindData    = 2 // continues it
-	KindTrailer = 3 // sender → receiver: the message's root (Merkle protection)
-	KindAsk     = 4 // receiver → sender: hashes of some tree nodes, please
-	KindAnswer  = 5 // sender → receiver: those hashes
-	KindVerdict = 6 // receiver → sender: all good, or which parts to resend
-	KindRepair  = 7 // sender → receiver: resent bytes of the message
-	KindParity  = 8 // sender → receiver: one parity segment (Offset: its index)
-	KindAbort   = 9 // sender → receiver: the message is abandoned
-	kindLast    = KindAbort
+	KindMsg     = 1  // opens a message
+	KindData    = 2  // continues it
+	KindTrailer = 3  // sender → receiver: the message's root (Merkle protection)
+	KindAsk     = 4  // receiver → sender: hashes of some tree nodes, please
+	KindAnswer  = 5  // sender → receiver: those hashes
+	KindVerdict = 6  // receiver → sender: all good, or which parts to resend
+	KindRepair  = 7  // sender → receiver: resent bytes of the message
+	KindParity  = 8  // sender → receiver: one parity segment (Offset: its index)
+	KindAbort   = 9  // sender → receiver: the message is abandoned
+	KindAgain   = 10 // either way: your last control frame about this message came corrupted, send it again
+	kindLast    = KindAgain
 )
 
 // MaxFrame is the largest payload of one frame; messages are cut into
@@ -76,6 +77,7 @@ type Header struct {
 	Offset int64
 	Total  int64
 	Sum    uint64 // payload check, where the kind has one
+	Flags  byte   // data frames of checksum protection: the algorithm
 }
 
 // Put writes h into b[:HeaderSize], with its header check.
@@ -84,6 +86,7 @@ func (h *Header) Put(b []byte) {
 	clear(b[:HeaderSize])
 	b[0] = frameVersion
 	b[1] = h.Kind
+	b[2] = h.Flags
 	binary.LittleEndian.PutUint32(b[4:], uint32(h.Plen))
 	binary.LittleEndian.PutUint32(b[8:], h.Ctx)
 	binary.LittleEndian.PutUint64(b[16:], uint64(h.Tag))
@@ -108,6 +111,7 @@ func ParseHeader(b []byte) (Header, error) {
 		Offset: int64(binary.LittleEndian.Uint64(b[32:])),
 		Total:  int64(binary.LittleEndian.Uint64(b[40:])),
 		Sum:    binary.LittleEndian.Uint64(b[48:]),
+		Flags:  b[2],
 	}
 	bad := func(format string, args ...any) (Header, error) {
 		return Header{}, fmt.Errorf("%w: frame: %s", ErrProtocol, fmt.Sprintf(format, args...))
@@ -119,7 +123,7 @@ func ParseHeader(b []byte) (Header, error) {
 		return bad("version %d, this build speaks %d", b[0], frameVersion)
 	case h.Kind == 0 || h.Kind > kindLast:
 		return bad("unknown kind %d", h.Kind)
-	case b[2] != 0 || b[3] != 0 || binary.LittleEndian.Uint32(b[12:]) != 0:
+	case b[3] != 0 || binary.LittleEndian.Uint32(b[12:]) != 0:
 		return bad("reserved bytes set")
 	case h.Plen > MaxFrame:
 		return bad("payload of %d bytes, the limit is %d", h.Plen, MaxFrame)

@@ -1,0 +1,446 @@
+package channel
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"slices"
+	"sync/atomic"
+
+	"github.com/sigcheck/sigcheck/csum"
+	"github.com/sigcheck/sigcheck/internal/wire"
+	"github.com/sigcheck/sigcheck/tree"
+)
+
+// guard is the receiving side of a protected message: it checks each
+// frame as it arrives (a checksum per chunk, or the segments' leaves),
+// and once the message is whole drives the repair — resend requests, or
+// the descent and parity — until the message is right or given up.
+// Its methods run on the transport goroutine of the message's sender,
+// one frame at a time; those with e.mu held are marked.
+type guard struct {
+	p         *protection
+	dataDone  bool
+	abandoned atomic.Bool
+
+	// checksum
+	alg  *csum.Algorithm
+	bad  []span // chunks found corrupted, not yet asked again
+	want []span // chunks asked again in this round, not yet back
+
+	// merkle
+	t        *tree.Tree
+	hashed   int // leaves hashed so far
+	finished bool
+	root     csum.Value
+	haveRoot bool
+	d        *tree.Descent
+	corrupt  int                // corrupt answers in a row
+	expect   map[int]csum.Value // segments asked again, and the hash each must have
+	retry    []int              // segments that came back corrupted in this round
+	shards   map[int][]byte     // parity segments received
+
+	rounds int
+	ctl    int // control frames sent
+	last   ctlFrame
+}
+
+type span struct{ off, n int64 }
+
+func newGuard(p *protection, h wire.Header) (*guard, error) {
+	g := &guard{p: p}
+	switch p.mode {
+	case modeChecksum:
+		if g.alg = algByIndex(h.Flags); g.alg == nil {
+			return nil, fmt.Errorf("%w: checksum algorithm %d", ErrProtocol, h.Flags)
+		}
+	case modeMerkle:
+		if h.Total/int64(p.seg) > 1<<40 {
+			return nil, fmt.Errorf("%w: %d bytes in %d-byte segments", ErrProtocol, h.Total, p.seg)
+		}
+	}
+	return g, nil
+}
+
+// abandon marks the message as thrown away (its receive was canceled).
+func (g *guard) abandon() { g.abandoned.Store(true) }
+
+// onData checks the frame just written at h.Offset of buf (the message's
+// bytes up to the frame's end). Not under e.mu.
+func (g *guard) onData(e *engine, buf []byte, h wire.Header) {
+	switch g.p.mode {
+	case modeChecksum:
+		p := buf[h.Offset:]
+		if fold(g.alg.Sum(p)) != h.Sum || h.Flags != algIndex(g.alg) {
+			e.stats.detected.Add(1)
+			g.bad = append(g.bad, span{h.Offset, int64(len(p))})
+		}
+	case modeMerkle:
+		if g.t == nil {
+			return // hashed once whole: see ensureTree
+		}
+		upto := len(buf) / g.p.seg
+		if int64(len(buf)) == g.t.Size() {
+			upto = g.t.Segments()
+		}
+		if upto > g.hashed {
+			g.t.HashSegments(buf, g.hashed, upto)
+			g.hashed = upto
+		}
+	}
+}
+
+// startTree makes the tree as the message opens, when its bytes go
+// straight into a receive's buffer (whose length bounds what the header
+// claims); a message that waits in its own buffer gets its tree once
+// whole, so that nothing is allocated on a header's word. Under e.mu.
+func (g *guard) startTree(m *message) {
+	if g.p.mode == modeMerkle && m.direct && g.t == nil {
+		g.t, _ = tree.New(m.total, tree.Segment(g.p.seg), tree.UseHash(g.p.hash))
+	}
+}
+
+// step advances the protocol once the data is whole. Under e.mu.
+func (g *guard) step(e *engine, m *message) {
+	switch g.p.mode {
+	case modeChecksum:
+		if len(g.want) > 0 {
+			return // a round is out
+		}
+		if len(g.bad) == 0 {
+			g.accept(e, m)
+			return
+		}
+		g.resendRanges(e, m)
+	case modeMerkle:
+		if !g.haveRoot {
+			return // the trailer will come
+		}
+		g.verifyRoot(e, m)
+	}
+}
+
+func (g *guard) ensureTree(m *message) {
+	if g.t == nil {
+		g.t, _ = tree.New(m.total, tree.Segment(g.p.seg), tree.UseHash(g.p.hash))
+	}
+	if g.hashed < g.t.Segments() {
+		g.t.HashSegments(m.buf(), g.hashed, g.t.Segments())
+		g.hashed = g.t.Segments()
+	}
+	if !g.finished {
+		g.t.Finish()
+		g.finished = true
+	}
+}
+
+// verifyRoot compares the roots, and descends if they differ.
+func (g *guard) verifyRoot(e *engine, m *message) {
+	g.ensureTree(m)
+	if g.t.Root() == g.root {
+		g.accept(e, m)
+		return
+	}
+	g.d = tree.NewDescent(g.t, g.root)
+	g.corrupt = 0
+	g.askNext(e, m)
+}
+
+// askNext sends the descent's next request, or acts on what it found.
+func (g *guard) askNext(e *engine, m *message) {
+	req, more := g.d.Request()
+	if !more {
+		g.descended(e, m)
+		return
+	}
+	b, err := req.AppendBinary([]byte{askNodes})
+	if err != nil {
+		g.fail(e, m, err)
+		return
+	}
+	g.control(e, m, wire.KindAsk, b)
+}
+
+// descended has the corrupted segments: rebuilt from parity if it can,
+// else asked again.
+func (g *guard) descended(e *engine, m *message) {
+	faulty := g.d.Faulty()
+	if len(faulty) == 0 {
+		g.fail(e, m, errors.New("the roots differ but no segment does"))
+		return
+	}
+	g.expect = map[int]csum.Value{}
+	for _, j := range faulty {
+		v, _ := g.d.Expected(j)
+		g.expect[j] = v
+	}
+	if g.p.parity > 0 && g.rebuild(m, faulty) {
+		e.stats.repaired.Add(uint64(len(faulty)))
+		if g.t.Root() == g.root {
+			g.accept(e, m)
+			return
+		}
+	}
+	g.resendSegments(e, m, faulty)
+}
+
+// rebuild tries the parity received on the faulty segments.
+func (g *guard) rebuild(m *message, faulty []int) bool {
+	par, err := tree.ParityLayout(m.total, g.p.seg, g.p.parity)
+	if err != nil {
+		return false
+	}
+	par.Shards = make([][]byte, par.Stripes()*par.P)
+	for i, s := range g.shards {
+		if i < len(par.Shards) {
+			par.Shards[i] = s
+		}
+	}
+	if m.direct {
+		m.writing.Lock()
+		defer m.writing.Unlock()
+	}
+	err = par.Repair(m.buf(), g.t, faulty, func(j int) (csum.Value, bool) {
+		v, ok := g.expect[j]
+		return v, ok
+	})
+	return err == nil
+}
+
+func (g *guard) resendSegments(e *engine, m *message, segs []int) {
+	g.rounds++
+	e.stats.rounds.Add(1)
+	if g.rounds > g.p.rounds {
+		g.fail(e, m, fmt.Errorf("still corrupted after %d rounds", g.p.rounds))
+		return
+	}
+	g.retry = nil
+	b := []byte{verdictSegments}
+	b = binary.AppendUvarint(b, uint64(len(segs)))
+	for _, j := range segs {
+		b = binary.AppendUvarint(b, uint64(j))
+	}
+	g.control(e, m, wire.KindVerdict, b)
+}
+
+func (g *guard) resendRanges(e *engine, m *message) {
+	g.rounds++
+	e.stats.rounds.Add(1)
+	if g.rounds > g.p.rounds {
+		g.fail(e, m, fmt.Errorf("still corrupted after %d rounds", g.p.rounds))
+		return
+	}
+	g.want, g.bad = g.bad, nil
+	b := []byte{verdictRanges}
+	b = binary.AppendUvarint(b, uint64(len(g.want)))
+	for _, s := range g.want {
+		b = binary.AppendUvarint(b, uint64(s.off))
+		b = binary.AppendUvarint(b, uint64(s.n))
+	}
+	g.control(e, m, wire.KindVerdict, b)
+}
+
+// onRepair takes a resent part, already written at h.Offset; ok says
+// whether it checked. Under e.mu.
+func (g *guard) onRepair(e *engine, m *message, h wire.Header) {
+	switch g.p.mode {
+	case modeChecksum:
+		i := slices.IndexFunc(g.want, func(s span) bool { return s.off == h.Offset && s.n == int64(h.Plen) })
+		if i < 0 {
+			return // not asked for: ignored
+		}
+		g.want = slices.Delete(g.want, i, i+1)
+		if fold(g.alg.Sum(m.buf()[h.Offset:h.Offset+int64(h.Plen)])) == h.Sum {
+			e.stats.repaired.Add(1)
+		} else {
+			e.stats.detected.Add(1)
+			g.bad = append(g.bad, span{h.Offset, int64(h.Plen)})
+		}
+		if len(g.want) == 0 {
+			g.step(e, m)
+		}
+	case modeMerkle:
+		seg := int64(g.p.seg)
+		j := int(h.Offset / seg)
+		want, asked := g.expect[j]
+		if !asked || h.Offset%seg != 0 {
+			return
+		}
+		delete(g.expect, j)
+		if m.direct {
+			m.writing.Lock()
+		}
+		g.t.Update(m.buf(), j)
+		if m.direct {
+			m.writing.Unlock()
+		}
+		if g.t.Node(g.t.Leaf(j)) == want {
+			e.stats.repaired.Add(1)
+		} else {
+			e.stats.detected.Add(1)
+			g.retry = append(g.retry, j)
+			g.expect[j] = want // still wanted, in the next round
+		}
+		if len(g.expect) > len(g.retry) {
+			return // more to come in this round
+		}
+		if len(g.retry) > 0 {
+			retry := slices.Clone(g.retry)
+			slices.Sort(retry)
+			g.resendSegments(e, m, retry)
+			return
+		}
+		if g.t.Root() == g.root {
+			g.accept(e, m)
+			return
+		}
+		g.verifyRoot(e, m) // something else is wrong: descend again
+	}
+}
+
+// onTrailer takes the sender's root. Under e.mu.
+func (g *guard) onTrailer(e *engine, m *message, b []byte, ok bool) {
+	if !ok {
+		g.control(e, m, wire.KindAsk, []byte{askRoot})
+		return
+	}
+	v, _, err := tree.DecodeRoot(b)
+	if err != nil {
+		g.fail(e, m, err)
+		return
+	}
+	g.root, g.haveRoot = v, true
+	if g.dataDone && len(g.expect) == 0 {
+		g.verifyRoot(e, m)
+	}
+}
+
+// onAnswer takes the sender's answer to the descent. Under e.mu.
+func (g *guard) onAnswer(e *engine, m *message, b []byte, ok bool) {
+	if g.d == nil {
+		return
+	}
+	if !ok {
+		g.askNext(e, m) // the same request again
+		return
+	}
+	a, _, err := tree.DecodeAnswer(b)
+	if err == nil {
+		err = g.d.Answer(a)
+	}
+	switch {
+	case err == nil:
+		g.corrupt = 0
+		g.askNext(e, m)
+	case errors.Is(err, tree.ErrCorruptAnswer) && g.corrupt < 3:
+		g.corrupt++
+		if g.corrupt == 3 { // perhaps the root itself: ask for it again
+			g.haveRoot = false
+			g.control(e, m, wire.KindAsk, []byte{askRoot})
+			return
+		}
+		g.askNext(e, m)
+	default:
+		g.fail(e, m, err)
+	}
+}
+
+// onParity keeps a parity segment (a corrupted one is dropped: the code
+// treats it as missing). Under e.mu.
+func (g *guard) onParity(e *engine, m *message, h wire.Header, b []byte, ok bool) {
+	if !ok || g.p.parity == 0 || len(b) != g.p.seg || h.Offset < 0 || h.Offset > m.total/int64(g.p.seg)*int64(g.p.parity)+int64(g.p.parity) {
+		return
+	}
+	if g.shards == nil {
+		g.shards = map[int][]byte{}
+	}
+	g.shards[int(h.Offset)] = b
+}
+
+// control sends a control frame about m to its sender (through the
+// control queue) and remembers it for KindAgain. Under e.mu.
+func (g *guard) control(e *engine, m *message, kind byte, payload []byte) {
+	g.ctl++
+	limit := 64 + 8*g.p.rounds
+	if g.t != nil {
+		limit += 4 * g.t.Depth() * g.p.rounds
+	}
+	if g.ctl > limit && kind != wire.KindVerdict {
+		g.fail(e, m, fmt.Errorf("no agreement after %d control frames", limit))
+		return
+	}
+	h := wire.Header{Kind: kind, Ctx: m.ctx, Tag: m.tag, ID: m.id, Total: m.total}
+	if kind == wire.KindAgain {
+		h.Offset = againToSender
+	}
+	g.last = ctlFrame{m.src, h, payload}
+	e.ctl.push(m.src, h, payload)
+}
+
+// resendLast answers a KindAgain. Under e.mu.
+func (g *guard) resendLast(e *engine, m *message) {
+	if g.last.h.Kind != 0 {
+		g.ctl++
+		e.ctl.push(g.last.dst, g.last.h, g.last.payload)
+	}
+}
+
+func (g *guard) accept(e *engine, m *message) {
+	g.control(e, m, wire.KindVerdict, []byte{verdictOK})
+	e.remember(m, g.last)
+	e.complete(m, nil)
+}
+
+func (g *guard) fail(e *engine, m *message, err error) {
+	g.control(e, m, wire.KindVerdict, []byte{verdictFail})
+	e.remember(m, g.last)
+	e.stats.bad.Add(1)
+	e.complete(m, fmt.Errorf("%w: message %d from rank %d: %v", ErrCorrupted, m.id, m.src, err))
+}
+
+// remember keeps the final verdict of a finished message for a while: if
+// it reaches the sender corrupted, the sender asks for it again after the
+// message has left the engine. Under e.mu.
+func (e *engine) remember(m *message, verdict ctlFrame) {
+	const keep = 4096
+	k := msgKey{m.src, m.id}
+	if e.recent == nil {
+		e.recent = map[msgKey]ctlFrame{}
+	}
+	e.recent[k] = verdict
+	e.recentOrder = append(e.recentOrder, k)
+	if len(e.recentOrder) > keep {
+		delete(e.recent, e.recentOrder[0])
+		e.recentOrder = e.recentOrder[1:]
+	}
+}
+
+// arriveRepair writes a resent part of a protected message in place.
+func (e *engine) arriveRepair(src int, h wire.Header, fill func([]byte) error) error {
+	e.mu.Lock()
+	m := e.inflight[msgKey{src, h.ID}]
+	if m == nil || m.g == nil || m.discard || !m.g.dataDone || h.Total != m.total {
+		e.mu.Unlock()
+		_, err := readSmall(h.Plen, fill) // late or stray: read and dropped
+		return err
+	}
+	dst := m.buf()[h.Offset : h.Offset+int64(h.Plen)]
+	direct := m.direct
+	if direct {
+		m.writing.Lock()
+	}
+	e.mu.Unlock()
+	err := fill(dst)
+	if direct {
+		m.writing.Unlock()
+	}
+	if err != nil {
+		return err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if !m.discard && !m.done {
+		m.g.onRepair(e, m, h)
+	}
+	return nil
+}

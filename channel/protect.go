@@ -1,0 +1,596 @@
+package channel
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/zeebo/xxh3"
+
+	"github.com/sigcheck/sigcheck/csum"
+	"github.com/sigcheck/sigcheck/internal/wire"
+	"github.com/sigcheck/sigcheck/tree"
+)
+
+// Protection layers. WithChecksum and WithMerkle return a Comm on a
+// context of its own (like MPI_Comm_dup: every rank creates its layers in
+// the same order), whose messages are checked as they arrive and repaired
+// by retransmitting only what was corrupted, before any receive sees
+// them. A Send on a protected Comm returns once the receiver's side has
+// verified the message (which it does on arrival, whether or not a
+// receive is posted: two ranks may still send to each other first).
+
+type protMode int
+
+const (
+	modeChecksum protMode = iota + 1
+	modeMerkle
+)
+
+type protection struct {
+	mode   protMode
+	alg    *csum.Algorithm // checksum: nil for csum.Default of the chunk size
+	chunk  int             // checksum: bytes per frame, each with its checksum
+	seg    int             // merkle: segment size
+	hash   string          // merkle: node hash
+	parity int             // merkle: parity segments per stripe
+	rounds int             // repair rounds before giving up
+	err    error
+}
+
+// Option configures a protection layer.
+type Option func(*protection)
+
+// Algorithm names the checksum of WithChecksum (default: csum.Default for
+// the chunk size, the machine's tuned choice). Both ends must use the
+// same build; the algorithm travels in every frame.
+func Algorithm(name string) Option {
+	return func(p *protection) {
+		a, err := csum.Lookup(name)
+		if err != nil {
+			p.err = err
+		}
+		p.alg = a
+	}
+}
+
+// Chunk sets the bytes per checksummed frame of WithChecksum (default
+// 64 KiB): the checksum of one chunk is computed while the previous one is
+// on the wire, and a corrupted chunk is what is resent.
+func Chunk(n int) Option { return func(p *protection) { p.chunk = n } }
+
+// Segment sets WithMerkle's segment size (default 2048, at most MaxFrame).
+func Segment(n int) Option { return func(p *protection) { p.seg = n } }
+
+// TreeHash names WithMerkle's node hash (default the paper's XXH3-64; see
+// tree.LookupHash).
+func TreeHash(name string) Option { return func(p *protection) { p.hash = name } }
+
+// Parity sets WithMerkle's Reed–Solomon parity segments per stripe: up to
+// that many corrupted segments per stripe are rebuilt by the receiver
+// with no round trip, at the cost of computing and sending the parity.
+func Parity(n int) Option { return func(p *protection) { p.parity = n } }
+
+// Rounds sets how many repair rounds a message gets before the transfer
+// fails with ErrCorrupted (default 8).
+func Rounds(n int) Option { return func(p *protection) { p.rounds = n } }
+
+// WithChecksum returns c with every message cut into chunks that each
+// carry a checksum; corrupted chunks are resent. c must be an Endpoint or
+// a layer over one (it panics otherwise: a programming error).
+func WithChecksum(c Comm, opts ...Option) (Comm, error) {
+	return newLayer(c, &protection{mode: modeChecksum, chunk: 64 << 10, rounds: 8}, opts)
+}
+
+// WithMerkle returns c with every message protected by a Merkle tree:
+// only its root crosses when nothing is wrong; otherwise the receiver
+// descends the tree to find every corrupted segment at once, and they
+// are resent in one round — or rebuilt from parity with none.
+func WithMerkle(c Comm, opts ...Option) (Comm, error) {
+	return newLayer(c, &protection{mode: modeMerkle, seg: tree.DefaultSegment, hash: tree.DefaultHash, rounds: 8}, opts)
+}
+
+// engineOf is what a Comm built by this package gives its layers.
+type engineOf interface {
+	engine() *engine
+}
+
+func newLayer(c Comm, p *protection, opts []Option) (Comm, error) {
+	eo, ok := c.(engineOf)
+	if !ok {
+		panic(fmt.Sprintf("channel: a protection layer needs a Comm of this package, not %T", c))
+	}
+	for _, o := range opts {
+		o(p)
+	}
+	switch {
+	case p.err != nil:
+		return nil, p.err
+	case p.mode == modeChecksum && (p.chunk < 1 || p.chunk > MaxFrame):
+		return nil, fmt.Errorf("channel: chunk of %d bytes: want 1 to %d", p.chunk, MaxFrame)
+	case p.mode == modeMerkle && (p.seg < 1 || p.seg > MaxFrame):
+		return nil, fmt.Errorf("channel: segment of %d bytes: want 1 to %d", p.seg, MaxFrame)
+	case p.parity < 0 || p.parity > tree.MaxParity:
+		return nil, fmt.Errorf("channel: parity %d: want 0 to %d", p.parity, tree.MaxParity)
+	case p.rounds < 1:
+		return nil, fmt.Errorf("channel: %d repair rounds", p.rounds)
+	}
+	if p.mode == modeMerkle {
+		if _, err := tree.LookupHash(p.hash); err != nil {
+			return nil, err
+		}
+	}
+	e := eo.engine()
+	id := e.nextCtx.Add(1)
+	e.mu.Lock()
+	e.prot[id] = p
+	e.mu.Unlock()
+	return &layer{e: e, ctx: id, p: p}, nil
+}
+
+// layer is a protected Comm: a context of an engine.
+type layer struct {
+	e   *engine
+	ctx uint32
+	p   *protection
+}
+
+func (l *layer) engine() *engine { return l.e }
+func (l *layer) Rank() int       { return l.e.rank }
+func (l *layer) Size() int       { return l.e.size }
+
+func (l *layer) Send(ctx context.Context, dst, tag int, data []byte) error {
+	if err := checkSend(l, dst, tag); err != nil {
+		return err
+	}
+	return l.e.sendProtected(ctx, l.p, l.ctx, dst, int64(tag), data)
+}
+
+func (l *layer) Recv(ctx context.Context, src, tag int, buf []byte) (Status, error) {
+	if err := checkRecv(l, src, tag); err != nil {
+		return Status{}, err
+	}
+	return l.e.recv(ctx, l.ctx, src, int64(tag), buf)
+}
+
+// Stats returns the counters of the endpoint under the layer.
+func (l *layer) Stats() Stats { return l.e.statsNow() }
+
+// pending is a protected send waiting for the receiver: the control
+// frames about its message, queued by the transport for the sending
+// goroutine, which alone writes back.
+type pending struct {
+	mu   sync.Mutex
+	q    []ctlEvent
+	err  error
+	wake chan struct{}
+}
+
+type ctlEvent struct {
+	kind    byte
+	payload []byte
+	ok      bool // its payload check held
+}
+
+func newPending() *pending { return &pending{wake: make(chan struct{}, 1)} }
+
+func (p *pending) signal() {
+	select {
+	case p.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (p *pending) push(ev ctlEvent) {
+	p.mu.Lock()
+	p.q = append(p.q, ev)
+	p.mu.Unlock()
+	p.signal()
+}
+
+func (p *pending) fail(err error) {
+	p.mu.Lock()
+	if p.err == nil {
+		p.err = err
+	}
+	p.mu.Unlock()
+	p.signal()
+}
+
+func (p *pending) next(ctx context.Context) (ctlEvent, error) {
+	for {
+		p.mu.Lock()
+		if len(p.q) > 0 {
+			ev := p.q[0]
+			p.q = p.q[1:]
+			p.mu.Unlock()
+			return ev, nil
+		}
+		err := p.err
+		p.mu.Unlock()
+		if err != nil {
+			return ctlEvent{}, err
+		}
+		select {
+		case <-p.wake:
+		case <-ctx.Done():
+			return ctlEvent{}, ctx.Err()
+		}
+	}
+}
+
+// Verdicts, the first byte of a KindVerdict payload.
+const (
+	verdictOK       = 0
+	verdictRanges   = 1 // checksum: resend these byte ranges (offset, length uvarints)
+	verdictSegments = 2 // merkle: resend these segments (uvarints)
+	verdictFail     = 3 // the receiver gave up
+)
+
+// Asks, the first byte of a KindAsk payload.
+const (
+	askNodes = 0 // then a tree.Request
+	askRoot  = 1 // the trailer again
+)
+
+// Directions of KindAgain, in its Offset field.
+const (
+	againToSender   = 0
+	againToReceiver = 1
+)
+
+// sender is one protected send in progress.
+type sender struct {
+	e    *engine
+	p    *protection
+	dst  int
+	h    wire.Header // the message's header (kind, offset, length vary)
+	data []byte
+	alg  *csum.Algorithm
+	t    *tree.Tree
+	last ctlFrame // the last control frame sent, for KindAgain
+}
+
+func (e *engine) sendProtected(ctx context.Context, p *protection, ctxID uint32, dst int, tag int64, data []byte) error {
+	if dst == e.rank { // nothing crosses a wire
+		return e.send(ctx, ctxID, dst, tag, data)
+	}
+	if err := e.ready(ctx, dst); err != nil {
+		return err
+	}
+	s := &sender{e: e, p: p, dst: dst, data: data,
+		h: wire.Header{Kind: wire.KindMsg, Ctx: ctxID, Tag: tag, ID: e.nextID.Add(1), Total: int64(len(data))}}
+	k := msgKey{dst, s.h.ID}
+	ps := newPending()
+	e.mu.Lock()
+	e.sends[k] = ps
+	e.mu.Unlock()
+	defer func() {
+		e.mu.Lock()
+		delete(e.sends, k)
+		e.mu.Unlock()
+	}()
+	if err := s.transmit(ctx); err != nil {
+		return err
+	}
+	if err := s.await(ctx, ps); err != nil {
+		return err
+	}
+	e.stats.msgsOut.Add(1)
+	e.stats.bytesOut.Add(uint64(len(data)))
+	return nil
+}
+
+// algIndex numbers the checksum algorithms for the frame's flags byte.
+func algIndex(a *csum.Algorithm) byte {
+	return byte(slices.Index(csum.Names(), a.Name) + 1)
+}
+
+func algByIndex(i byte) *csum.Algorithm {
+	all := csum.All()
+	if i == 0 || int(i) > len(all) {
+		return nil
+	}
+	return all[i-1]
+}
+
+// fold makes a 64-bit check of a checksum value (XXH3-128's halves xored).
+func fold(v csum.Value) uint64 { return v.Lo ^ v.Hi }
+
+// transmit sends the message: data frames (each checksummed, or hashed
+// into the tree, just before it goes: the cost hides behind the previous
+// frame on the wire), then for Merkle protection the parity and the root.
+func (s *sender) transmit(ctx context.Context) error {
+	h := s.h
+	switch s.p.mode {
+	case modeChecksum:
+		s.alg = s.p.alg
+		if s.alg == nil {
+			s.alg = csum.Default(s.p.chunk)
+		}
+		flags := algIndex(s.alg)
+		return s.e.sendData(ctx, s.dst, &h, s.data, s.p.chunk, func(h *wire.Header, p []byte) {
+			h.Flags, h.Sum = flags, fold(s.alg.Sum(p))
+		})
+	}
+	seg := s.p.seg
+	t, err := tree.New(int64(len(s.data)), tree.Segment(seg), tree.UseHash(s.p.hash))
+	if err != nil {
+		return err
+	}
+	s.t = t
+	chunk := MaxFrame / seg * seg
+	err = s.e.sendData(ctx, s.dst, &h, s.data, chunk, func(h *wire.Header, p []byte) {
+		end := h.Offset + int64(len(p))
+		lo, hi := int(h.Offset/int64(seg)), int((end+int64(seg)-1)/int64(seg))
+		t.HashSegments(s.data[:end], lo, hi)
+	})
+	if err != nil {
+		return err
+	}
+	if len(s.data) == 0 {
+		t.HashSegments(s.data, 0, 1)
+	}
+	t.Finish()
+	if s.p.parity > 0 {
+		par, err := tree.ParityLayout(int64(len(s.data)), seg, s.p.parity)
+		if err != nil {
+			return err
+		}
+		for st := range par.Stripes() {
+			shards, err := par.EncodeStripe(s.data, st)
+			if err != nil {
+				return err
+			}
+			for k, sh := range shards {
+				ph := s.ctlHeader(wire.KindParity)
+				ph.Offset = int64(st*par.P + k)
+				if err := s.control(ctx, ph, sh, false); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return s.sendTrailer(ctx)
+}
+
+func (s *sender) ctlHeader(kind byte) wire.Header {
+	return wire.Header{Kind: kind, Ctx: s.h.Ctx, Tag: s.h.Tag, ID: s.h.ID, Total: s.h.Total}
+}
+
+// control sends a control frame, remembered for KindAgain if keep.
+func (s *sender) control(ctx context.Context, h wire.Header, payload []byte, keep bool) error {
+	h.Plen, h.Sum = len(payload), xxh3.Hash(payload)
+	if keep {
+		s.last = ctlFrame{s.dst, h, payload}
+	}
+	return s.e.frame(ctx, s.dst, &h, payload)
+}
+
+func (s *sender) sendTrailer(ctx context.Context) error {
+	return s.control(ctx, s.ctlHeader(wire.KindTrailer), tree.AppendRoot(nil, s.t.Root(), s.t.Hash().Size()), true)
+}
+
+// await serves the receiver until its verdict: answers to its descent,
+// resent parts, its control frames asked again when they came corrupted.
+// The exchanges are bounded, so that a link that corrupts everything
+// ends in ErrCorrupted, never in an endless conversation.
+func (s *sender) await(ctx context.Context, ps *pending) error {
+	limit := 64 + 8*s.p.rounds
+	if s.t != nil {
+		limit += 4 * s.t.Depth() * s.p.rounds
+	}
+	for n := 0; n <= limit; n++ {
+		ev, err := ps.next(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				s.e.abandon(s.dst, &s.h)
+			}
+			return err
+		}
+		if !ev.ok {
+			s.e.stats.detected.Add(1)
+			h := s.ctlHeader(wire.KindAgain)
+			h.Offset = againToReceiver
+			if err := s.control(ctx, h, nil, false); err != nil {
+				return err
+			}
+			continue
+		}
+		switch ev.kind {
+		case wire.KindVerdict:
+			done, err := s.verdict(ctx, ev.payload)
+			if done || err != nil {
+				return err
+			}
+		case wire.KindAsk:
+			if err := s.ask(ctx, ev.payload); err != nil {
+				return err
+			}
+		case wire.KindAgain:
+			if s.last.payload == nil && s.last.h.Kind == 0 {
+				continue
+			}
+			h := s.last.h
+			if err := s.e.frame(ctx, s.dst, &h, s.last.payload); err != nil {
+				return err
+			}
+		}
+	}
+	s.e.abandon(s.dst, &s.h)
+	return fmt.Errorf("%w: message %d to rank %d: no verdict after %d exchanges", ErrCorrupted, s.h.ID, s.dst, limit)
+}
+
+// verdict acts on the receiver's verdict; done when the transfer is over.
+func (s *sender) verdict(ctx context.Context, b []byte) (done bool, err error) {
+	if len(b) == 0 {
+		return true, fmt.Errorf("%w: empty verdict from rank %d", ErrProtocol, s.dst)
+	}
+	switch b[0] {
+	case verdictOK:
+		return true, nil
+	case verdictFail:
+		return true, fmt.Errorf("%w: rank %d gave up on message %d", ErrCorrupted, s.dst, s.h.ID)
+	case verdictRanges, verdictSegments:
+		ranges, err := s.parseResend(b)
+		if err != nil {
+			return true, err
+		}
+		for _, r := range ranges {
+			for off := r[0]; off < r[0]+r[1]; {
+				n := min(r[0]+r[1]-off, int64(MaxFrame))
+				h := s.ctlHeader(wire.KindRepair)
+				h.Offset, h.Plen = off, int(n)
+				p := s.data[off : off+n]
+				if s.alg != nil {
+					h.Flags, h.Sum = algIndex(s.alg), fold(s.alg.Sum(p))
+				}
+				if err := s.e.frame(ctx, s.dst, &h, p); err != nil {
+					return true, err
+				}
+				s.e.stats.resent.Add(uint64(n))
+				off += n
+			}
+		}
+		return false, nil
+	}
+	return true, fmt.Errorf("%w: verdict %d from rank %d", ErrProtocol, b[0], s.dst)
+}
+
+// parseResend reads the parts a verdict asks for as byte ranges, checking
+// each against the message (a peer's word is not trusted for sizes).
+func (s *sender) parseResend(b []byte) ([][2]int64, error) {
+	r := b[1:]
+	n, k := binary.Uvarint(r)
+	if k <= 0 || n > uint64(len(r)) {
+		return nil, fmt.Errorf("%w: resend list from rank %d", ErrProtocol, s.dst)
+	}
+	r = r[k:]
+	total := int64(len(s.data))
+	out := make([][2]int64, 0, n)
+	for range n {
+		var a, l uint64
+		if a, k = binary.Uvarint(r); k <= 0 {
+			return nil, fmt.Errorf("%w: resend list from rank %d", ErrProtocol, s.dst)
+		}
+		r = r[k:]
+		switch b[0] {
+		case verdictRanges:
+			if l, k = binary.Uvarint(r); k <= 0 {
+				return nil, fmt.Errorf("%w: resend list from rank %d", ErrProtocol, s.dst)
+			}
+			r = r[k:]
+			if a > uint64(total) || l == 0 || l > uint64(total)-a {
+				return nil, fmt.Errorf("%w: rank %d asks for bytes %d+%d of %d", ErrProtocol, s.dst, a, l, total)
+			}
+			out = append(out, [2]int64{int64(a), int64(l)})
+		default:
+			if s.t == nil || a >= uint64(s.t.Segments()) {
+				return nil, fmt.Errorf("%w: rank %d asks for segment %d", ErrProtocol, s.dst, a)
+			}
+			off, sn := s.t.SegmentRange(int(a))
+			out = append(out, [2]int64{off, max(sn, 0)})
+		}
+	}
+	if len(r) != 0 {
+		return nil, fmt.Errorf("%w: %d bytes after the resend list from rank %d", ErrProtocol, len(r), s.dst)
+	}
+	return slices.DeleteFunc(out, func(r [2]int64) bool { return r[1] == 0 }), nil
+}
+
+// ask answers the receiver's descent.
+func (s *sender) ask(ctx context.Context, b []byte) error {
+	if s.t == nil || len(b) == 0 {
+		return fmt.Errorf("%w: a question from rank %d about a message without a tree", ErrProtocol, s.dst)
+	}
+	if b[0] == askRoot {
+		return s.sendTrailer(ctx)
+	}
+	var q tree.Request
+	if err := q.UnmarshalBinary(b[1:]); err != nil {
+		return err
+	}
+	a, err := s.t.Answer(q)
+	if err != nil {
+		return err
+	}
+	return s.control(ctx, s.ctlHeader(wire.KindAnswer), a.AppendBinary(nil, s.t.Hash().Size()), true)
+}
+
+// arriveControl routes a control frame to the send or the message it is
+// about; one about nothing known (late, or after a failure) is dropped.
+func (e *engine) arriveControl(src int, h wire.Header, payload []byte, ok bool) error {
+	k := msgKey{src, h.ID}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	toSender := h.Kind == wire.KindAsk || h.Kind == wire.KindVerdict || h.Kind == wire.KindAgain && h.Offset == againToSender
+	if toSender {
+		if ps := e.sends[k]; ps != nil {
+			ps.push(ctlEvent{h.Kind, payload, ok})
+		}
+		return nil
+	}
+	m := e.inflight[k]
+	if m == nil {
+		if h.Kind == wire.KindAgain {
+			if v, ok := e.recent[k]; ok { // the verdict came corrupted after all
+				e.ctl.push(v.dst, v.h, v.payload)
+			}
+		}
+		return nil
+	}
+	if h.Kind == wire.KindAbort {
+		e.complete(m, fmt.Errorf("%w: rank %d abandoned message %d", ErrCorrupted, src, h.ID))
+		return nil
+	}
+	if m.g == nil || m.discard {
+		return nil
+	}
+	if !ok {
+		e.stats.detected.Add(1)
+	}
+	switch h.Kind {
+	case wire.KindTrailer:
+		m.g.onTrailer(e, m, payload, ok)
+	case wire.KindAnswer:
+		m.g.onAnswer(e, m, payload, ok)
+	case wire.KindParity:
+		m.g.onParity(e, m, h, payload, ok)
+	case wire.KindAgain:
+		m.g.resendLast(e, m)
+	}
+	return nil
+}
+
+// Stats are an endpoint's counters, for all its layers.
+type Stats struct {
+	MessagesSent, MessagesReceived uint64
+	BytesSent, BytesReceived       uint64
+	Injected                       uint64 // frames an Injector corrupted on their way out of this rank
+	Detected                       uint64 // corrupted frames, segments or control frames this rank caught
+	Repaired                       uint64 // corrupted parts this rank got right again (resent or rebuilt)
+	Resent                         uint64 // bytes this rank sent again
+	Rounds                         uint64 // repair rounds this rank asked for
+	Unrepaired                     uint64 // messages this rank gave up on
+}
+
+func (e *engine) statsNow() Stats {
+	c := &e.stats
+	return Stats{
+		MessagesSent: c.msgsOut.Load(), MessagesReceived: c.msgsIn.Load(),
+		BytesSent: c.bytesOut.Load(), BytesReceived: c.bytesIn.Load(),
+		Injected: c.injected.Load(), Detected: c.detected.Load(), Repaired: c.repaired.Load(),
+		Resent: c.resent.Load(), Rounds: c.rounds.Load(), Unrepaired: c.bad.Load(),
+	}
+}
+
+// StatsOf returns the counters of the endpoint under c (zero for a Comm
+// not of this package).
+func StatsOf(c Comm) Stats {
+	if eo, ok := c.(engineOf); ok {
+		return eo.engine().statsNow()
+	}
+	return Stats{}
+}
