@@ -165,6 +165,7 @@ func (g *guard) askNext(e *engine, m *message) {
 // else asked again.
 func (g *guard) descended(e *engine, m *message) {
 	faulty := g.d.Faulty()
+	e.stats.detected.Add(uint64(len(faulty)))
 	if len(faulty) == 0 {
 		g.fail(e, m, errors.New("the roots differ but no segment does"))
 		return

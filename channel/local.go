@@ -75,14 +75,18 @@ func (p *Endpoint) Close() error {
 // buffer if the receive is already posted, else into a buffer of its own
 // (and from there when it is received): what a transport between
 // processes would do, without the wire.
-func NewLocal(n int) ([]*Endpoint, error) {
-	if n < 1 {
+func NewLocal(n int, opts ...TransportOption) ([]*Endpoint, error) {
+	if n < 1 || n > wire.MaxRanks {
 		return nil, fmt.Errorf("%w: %d ranks", ErrRank, n)
+	}
+	var cfg transportConfig
+	for _, o := range opts {
+		o(&cfg)
 	}
 	net := &localNet{eps: make([]*Endpoint, n)}
 	for r := range n {
 		e := newEngine(r, n)
-		e.tx = &localTx{net: net, rank: r}
+		e.tx = inject(&localTx{net: net, rank: r}, cfg.inj, r, &e.stats)
 		net.eps[r] = &Endpoint{e: e}
 	}
 	return net.eps, nil
@@ -105,12 +109,16 @@ func (t *localTx) send(ctx context.Context, dst int, h *wire.Header, payload []b
 	err := peer.arrive(t.rank, *h, func(b []byte) error {
 		k := copy(b, payload)
 		payload = payload[k:]
+		if k < len(b) {
+			return fmt.Errorf("%w: a frame shorter than its header says", ErrProtocol)
+		}
 		return nil
 	})
 	if err != nil {
-		lost := &PeerError{Rank: dst, Err: err}
+		// A broken frame breaks the link, for both ends, as on TCP.
+		peer.lose(t.rank, err)
 		t.net.eps[t.rank].e.lose(dst, err)
-		return lost
+		return &PeerError{Rank: dst, Err: err}
 	}
 	return nil
 }

@@ -33,6 +33,9 @@ type TCPConfig struct {
 	// listening on Root (for a launcher that picks the port itself).
 	// ConnectTCP closes it once every rank has joined.
 	Listener net.Listener
+	// Injector, if set, damages this rank's outgoing frames (tests and
+	// benchmarks of the protection).
+	Injector *Injector
 	// HandshakeTimeout bounds each connection's handshake (default 10 s),
 	// so that a stranger who connects and says nothing is dropped.
 	HandshakeTimeout time.Duration
@@ -104,7 +107,7 @@ func ConnectTCP(ctx context.Context, cfg TCPConfig) (*Endpoint, error) {
 	}
 	e := newEngine(cfg.Rank, cfg.Size)
 	t := &tcpTx{e: e, key: wire.JobKey(cfg.Secret), cfg: cfg, conns: make([]*tcpConn, cfg.Size)}
-	e.tx = t
+	e.tx = inject(t, cfg.Injector, cfg.Rank, &e.stats)
 	ep := &Endpoint{e: e}
 	if cfg.Size == 1 {
 		return ep, nil

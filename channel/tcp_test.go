@@ -29,7 +29,9 @@ func tcpRanks(t testing.TB, n int) []Comm {
 	return comms
 }
 
-func startTCP(n int, secret []byte) ([]*Endpoint, error) {
+func startTCP(n int, secret []byte) ([]*Endpoint, error) { return startTCPWith(n, secret, nil) }
+
+func startTCPWith(n int, secret []byte, inj *Injector) ([]*Endpoint, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
@@ -40,7 +42,7 @@ func startTCP(n int, secret []byte) ([]*Endpoint, error) {
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	for r := range n {
-		cfg := TCPConfig{Rank: r, Size: n, Root: ln.Addr().String(), Secret: secret}
+		cfg := TCPConfig{Rank: r, Size: n, Root: ln.Addr().String(), Secret: secret, Injector: inj}
 		if r == 0 {
 			cfg.Listener = ln
 		}

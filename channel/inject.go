@@ -1,0 +1,125 @@
+package channel
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sync"
+
+	"github.com/sigcheck/sigcheck/internal/wire"
+)
+
+// Fault is what an Injector does to a frame it picks.
+type Fault int
+
+const (
+	// Flip flips one random bit of the frame's payload: silent corruption,
+	// what the protection layers exist to catch. Frames without payload
+	// are left alone.
+	Flip Fault = iota
+	// Drop loses the frame.
+	Drop
+	// Duplicate sends the frame twice.
+	Duplicate
+	// Truncate sends the frame's header and only half its payload.
+	Truncate
+)
+
+func (f Fault) String() string {
+	switch f {
+	case Flip:
+		return "flip"
+	case Drop:
+		return "drop"
+	case Duplicate:
+		return "duplicate"
+	case Truncate:
+		return "truncate"
+	}
+	return fmt.Sprintf("Fault(%d)", int(f))
+}
+
+// Injector damages frames on their way out of a rank, reproducibly: for
+// tests, and for benchmarks of the protection under faults. Give it to a
+// transport (WithInjector, TCPConfig.Injector); its counts show in Stats
+// (Injected).
+type Injector struct {
+	// Rate is the probability that a frame is damaged: 0.01 is one frame
+	// in 100.
+	Rate float64
+	// Seed makes the choice of frames and bits reproducible (each rank
+	// draws from Seed and its rank).
+	Seed  uint64
+	Fault Fault
+	// Ranks, if set, limits the damage to frames sent by these ranks.
+	Ranks []int
+	// Tags, if set, limits it to frames of messages with these tags.
+	Tags []int
+}
+
+// TransportOption configures a transport.
+type TransportOption func(*transportConfig)
+
+type transportConfig struct {
+	inj *Injector
+}
+
+// WithInjector damages frames as inj says.
+func WithInjector(inj *Injector) TransportOption {
+	return func(c *transportConfig) { c.inj = inj }
+}
+
+// injectTx wraps a transport with an Injector.
+type injectTx struct {
+	transport
+	inj   *Injector
+	rank  int
+	stats *counters
+	mu    sync.Mutex
+	rng   *rand.Rand
+}
+
+func inject(t transport, inj *Injector, rank int, stats *counters) transport {
+	if inj == nil || inj.Rate <= 0 {
+		return t
+	}
+	if inj.Ranks != nil && !slices.Contains(inj.Ranks, rank) {
+		return t
+	}
+	return &injectTx{transport: t, inj: inj, rank: rank, stats: stats,
+		rng: rand.New(rand.NewPCG(inj.Seed, uint64(rank)+0x9e3779b97f4a7c15))}
+}
+
+func (t *injectTx) send(ctx context.Context, dst int, h *wire.Header, payload []byte) error {
+	if t.inj.Tags != nil && !slices.Contains(t.inj.Tags, int(h.Tag)) {
+		return t.transport.send(ctx, dst, h, payload)
+	}
+	if t.inj.Fault == Flip && len(payload) == 0 {
+		return t.transport.send(ctx, dst, h, payload)
+	}
+	t.mu.Lock()
+	hit := t.rng.Float64() < t.inj.Rate
+	bit := t.rng.IntN(max(1, 8*len(payload)))
+	t.mu.Unlock()
+	if !hit {
+		return t.transport.send(ctx, dst, h, payload)
+	}
+	t.stats.injected.Add(1)
+	switch t.inj.Fault {
+	case Flip:
+		c := make([]byte, len(payload))
+		copy(c, payload)
+		c[bit/8] ^= 1 << (bit % 8)
+		return t.transport.send(ctx, dst, h, c)
+	case Drop:
+		return nil
+	case Duplicate:
+		if err := t.transport.send(ctx, dst, h, payload); err != nil {
+			return err
+		}
+		return t.transport.send(ctx, dst, h, payload)
+	default: // Truncate
+		return t.transport.send(ctx, dst, h, payload[:len(payload)/2])
+	}
+}

@@ -1,0 +1,231 @@
+package channel
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/leanovate/gopter"
+	"github.com/leanovate/gopter/gen"
+	"github.com/leanovate/gopter/prop"
+)
+
+type protCase struct {
+	P, Size, Mode, Seg int
+	Rate               float64
+	Seed               uint64
+}
+
+var modeNames = []string{"checksum", "merkle", "merkle+parity"}
+
+func protGen() gopter.Gen {
+	return gopter.CombineGens(gen.IntRange(2, 5), gen.IntRange(0, 600_000), gen.IntRange(0, 2),
+		gen.OneConstOf(64, 1000, 2048), gen.OneConstOf(0.0, 0.01, 0.05, 0.2), gen.UInt64()).
+		Map(func(v []any) protCase {
+			return protCase{P: v[0].(int), Size: v[1].(int), Mode: v[2].(int), Seg: v[3].(int), Rate: v[4].(float64), Seed: v[5].(uint64)}
+		})
+}
+
+// protect wraps every endpoint in the case's protection.
+func (c protCase) protect(t testing.TB, eps []*Endpoint) []Comm {
+	comms := make([]Comm, len(eps))
+	for i, ep := range eps {
+		var l Comm
+		var err error
+		switch c.Mode {
+		case 0:
+			l, err = WithChecksum(ep, Chunk(max(1, c.Seg*8)))
+		case 1:
+			l, err = WithMerkle(ep, Segment(c.Seg))
+		default:
+			l, err = WithMerkle(ep, Segment(c.Seg), Parity(2))
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		comms[i] = l
+	}
+	return comms
+}
+
+// exchange runs a ring of point-to-point messages, a broadcast and an
+// all-gather, and checks every byte every rank got.
+func exchange(t testing.TB, c protCase, comms []Comm) error {
+	return spmd(t, comms, func(ctx context.Context, cm Comm) error {
+		r, p := cm.Rank(), cm.Size()
+		mine := pattern(c.Size, c.Seed+uint64(r))
+		got := make([]byte, c.Size+7) // longer than the message: legal
+		rr := Irecv(ctx, cm, (r-1+p)%p, 3, got)
+		if err := cm.Send(ctx, (r+1)%p, 3, mine); err != nil {
+			return fmt.Errorf("send: %w", err)
+		}
+		st, err := rr.Wait()
+		if err != nil {
+			return fmt.Errorf("recv: %w", err)
+		}
+		if st.Len != c.Size || st.Tag != 3 || st.Source != (r-1+p)%p || !bytes.Equal(got[:c.Size], pattern(c.Size, c.Seed+uint64((r-1+p)%p))) {
+			return fmt.Errorf("ring: %+v, data equal %v", st, bytes.Equal(got[:c.Size], pattern(c.Size, c.Seed+uint64((r-1+p)%p))))
+		}
+		n := c.Size / p
+		buf := make([]byte, n)
+		if r == 0 {
+			copy(buf, mine)
+		}
+		if err := Bcast(ctx, cm, 0, buf); err != nil {
+			return fmt.Errorf("bcast: %w", err)
+		}
+		if !bytes.Equal(buf, pattern(c.Size, c.Seed)[:n]) {
+			return errors.New("bcast: wrong data")
+		}
+		all := make([]byte, p*n)
+		if err := Allgather(ctx, cm, mine[:n], all); err != nil {
+			return fmt.Errorf("allgather: %w", err)
+		}
+		for i := range p {
+			if !bytes.Equal(all[i*n:(i+1)*n], pattern(c.Size, c.Seed+uint64(i))[:n]) {
+				return fmt.Errorf("allgather: rank %d's block wrong", i)
+			}
+		}
+		return nil
+	})
+}
+
+// checkCounts: every corrupted frame was caught, and all were repaired.
+func checkCounts(eps []*Endpoint) error {
+	var s Stats
+	for _, ep := range eps {
+		x := ep.Stats()
+		s.Injected += x.Injected
+		s.Detected += x.Detected
+		s.Unrepaired += x.Unrepaired
+	}
+	if s.Detected != s.Injected || s.Unrepaired != 0 {
+		return fmt.Errorf("injected %d, detected %d, unrepaired %d", s.Injected, s.Detected, s.Unrepaired)
+	}
+	return nil
+}
+
+func TestProtectedUnderCorruption(t *testing.T) {
+	props := gopter.NewProperties(params(80))
+	props.Property("whatever is corrupted, every rank gets exactly what was sent", prop.ForAll(func(c protCase) string {
+		eps, err := NewLocal(c.P, WithInjector(&Injector{Rate: c.Rate, Seed: c.Seed}))
+		if err != nil {
+			return err.Error()
+		}
+		defer func() {
+			for _, ep := range eps {
+				ep.Close()
+			}
+		}()
+		if err := exchange(t, c, c.protect(t, eps)); err != nil {
+			return fmt.Sprintf("%+v (%s): %v", c, modeNames[c.Mode], err)
+		}
+		if err := checkCounts(eps); err != nil {
+			return fmt.Sprintf("%+v (%s): %v", c, modeNames[c.Mode], err)
+		}
+		return ""
+	}, protGen()))
+	props.TestingRun(t)
+}
+
+func TestProtectedOverTCP(t *testing.T) {
+	props := gopter.NewProperties(params(12))
+	props.Property("the same over TCP", prop.ForAll(func(c protCase) string {
+		eps, err := startTCPWith(c.P, []byte("s"), &Injector{Rate: c.Rate, Seed: c.Seed})
+		if err != nil {
+			return err.Error()
+		}
+		defer func() {
+			for _, ep := range eps {
+				ep.Close()
+			}
+		}()
+		if err := exchange(t, c, c.protect(t, eps)); err != nil {
+			return fmt.Sprintf("%+v (%s): %v", c, modeNames[c.Mode], err)
+		}
+		if err := checkCounts(eps); err != nil {
+			return fmt.Sprintf("%+v (%s): %v", c, modeNames[c.Mode], err)
+		}
+		return ""
+	}, protGen()))
+	props.TestingRun(t)
+}
+
+// Unprotected, the same faults go through: the test above is not vacuous.
+func TestUnprotectedCorruptionGoesThrough(t *testing.T) {
+	eps, _ := NewLocal(2, WithInjector(&Injector{Rate: 1, Seed: 1}))
+	defer eps[0].Close()
+	defer eps[1].Close()
+	ctx := context.Background()
+	msg := pattern(10_000, 1)
+	go eps[0].Send(ctx, 1, 0, msg)
+	got := make([]byte, len(msg))
+	if _, err := eps[1].Recv(ctx, 0, 0, got); err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Equal(got, msg) {
+		t.Error("a flipped bit arrived unchanged")
+	}
+}
+
+// A link that corrupts everything: both ends give up with ErrCorrupted
+// after a bounded exchange, neither hangs.
+func TestHopelessLink(t *testing.T) {
+	for mode := range 3 {
+		c := protCase{P: 2, Size: 50_000, Mode: mode, Seg: 1000}
+		eps, _ := NewLocal(2, WithInjector(&Injector{Rate: 1, Seed: 5}))
+		comms := c.protect(t, eps)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		errs := make(chan error, 2)
+		go func() { errs <- comms[0].Send(ctx, 1, 0, pattern(c.Size, 1)) }()
+		go func() { _, err := comms[1].Recv(ctx, 0, 0, make([]byte, c.Size)); errs <- err }()
+		for range 2 {
+			if err := <-errs; !errors.Is(err, ErrCorrupted) {
+				t.Errorf("%s: %v", modeNames[mode], err)
+			}
+		}
+		cancel()
+		eps[0].Close()
+		eps[1].Close()
+	}
+}
+
+// Frames dropped, duplicated or cut short: an error on both sides (the
+// link breaks), never a panic, a hang or wrong data.
+func TestBrokenFrames(t *testing.T) {
+	for _, f := range []Fault{Drop, Duplicate, Truncate} {
+		for mode := range 3 {
+			for _, transport := range []string{"local", "tcp"} {
+				c := protCase{P: 2, Size: 600_000, Mode: mode, Seg: 2048}
+				inj := &Injector{Rate: 0.3, Seed: 9, Fault: f}
+				var eps []*Endpoint
+				var err error
+				if transport == "local" {
+					eps, err = NewLocal(2, WithInjector(inj))
+				} else {
+					eps, err = startTCPWith(2, []byte("s"), inj)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				comms := c.protect(t, eps)
+				ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+				errs := make(chan error, 2)
+				got := make([]byte, c.Size)
+				go func() { errs <- comms[0].Send(ctx, 1, 0, pattern(c.Size, 1)) }()
+				go func() { _, err := comms[1].Recv(ctx, 0, 0, got); errs <- err }()
+				e1, e2 := <-errs, <-errs
+				if e1 == nil && e2 == nil && !bytes.Equal(got, pattern(c.Size, 1)) {
+					t.Errorf("%s %s %s: wrong data delivered without an error", f, modeNames[mode], transport)
+				}
+				cancel()
+				for _, ep := range eps {
+					ep.Close()
+				}
+			}
+		}
+	}
+}
