@@ -46,6 +46,7 @@ type engine struct {
 	inflight    map[msgKey]*message // messages not yet whole (or not yet verified)
 	sends       map[msgKey]*pending // protected sends waiting for their verdict, by (destination, id)
 	prot        map[uint32]*protection
+	stamps      map[msgKey]stamp    // datatype stamps of messages about to open
 	recent      map[msgKey]ctlFrame // final verdicts of protected messages, to send again if asked
 	recentOrder []msgKey
 	lost        []error // per peer, once it is gone
@@ -72,8 +73,15 @@ type message struct {
 	discard bool       // its bytes are thrown away (truncated or abandoned)
 	writing sync.Mutex // held while a transport writes into recv.buf
 	g       *guard     // the protection protocol's state, on a protected context
+	stamp   stamp      // its datatype stamp, if the sender gave one (Typed)
 	done    bool       // whole, and verified if protected
 	err     error      // why it could not be delivered
+}
+
+// stamp is a message's datatype stamp as it arrived (Typed).
+type stamp struct {
+	b  []byte
+	ok bool // its payload check held
 }
 
 type recvReq struct {
@@ -162,6 +170,10 @@ func (e *engine) arriveData(src int, h wire.Header, fill func([]byte) error) err
 			return fmt.Errorf("%w: rank %d reopened message %d", ErrProtocol, src, h.ID)
 		}
 		m = &message{src: src, ctx: h.Ctx, tag: h.Tag, id: h.ID, total: h.Total}
+		if st, ok := e.stamps[k]; ok {
+			m.stamp = st
+			delete(e.stamps, k)
+		}
 		if p := e.prot[h.Ctx]; p != nil && src != e.rank {
 			g, err := newGuard(p, h)
 			if err != nil {
@@ -296,14 +308,20 @@ func (e *engine) dropUnexpected(m *message) {
 
 // recv receives one message on context ctxID.
 func (e *engine) recv(ctx context.Context, ctxID uint32, src int, tag int64, buf []byte) (Status, error) {
+	st, _, err := e.recvStamped(ctx, ctxID, src, tag, buf)
+	return st, err
+}
+
+// recvStamped receives one message and its datatype stamp.
+func (e *engine) recvStamped(ctx context.Context, ctxID uint32, src int, tag int64, buf []byte) (Status, stamp, error) {
 	if err := ctx.Err(); err != nil {
-		return Status{}, err
+		return Status{}, stamp{}, err
 	}
 	r := &recvReq{ctx: ctxID, src: src, tag: tag, buf: buf, ready: make(chan struct{})}
 	e.mu.Lock()
 	if e.closed {
 		e.mu.Unlock()
-		return Status{}, ErrClosed
+		return Status{}, stamp{}, ErrClosed
 	}
 	claimed := false
 	for _, m := range e.unexpected {
@@ -320,7 +338,7 @@ func (e *engine) recv(ctx context.Context, ctxID uint32, src int, tag int64, buf
 	if !claimed {
 		if err := e.lostFor(src); err != nil {
 			e.mu.Unlock()
-			return Status{}, err
+			return Status{}, stamp{}, err
 		}
 		e.posted = append(e.posted, r)
 	}
@@ -330,25 +348,25 @@ func (e *engine) recv(ctx context.Context, ctxID uint32, src int, tag int64, buf
 	case <-r.ready:
 	case <-ctx.Done():
 		if e.cancel(r) {
-			return Status{}, ctx.Err()
+			return Status{}, stamp{}, ctx.Err()
 		}
 		<-r.ready // finished meanwhile
 	}
 	if r.err != nil {
-		return Status{}, r.err
+		return Status{}, stamp{}, r.err
 	}
 	m := r.msg
 	st := Status{Source: m.src, Tag: int(m.tag), Len: int(m.total)}
 	if m.total > int64(len(buf)) {
-		return st, fmt.Errorf("%w: %d bytes from rank %d (tag %d) into a buffer of %d", ErrTruncated, m.total, m.src, m.tag, len(buf))
+		return st, m.stamp, fmt.Errorf("%w: %d bytes from rank %d (tag %d) into a buffer of %d", ErrTruncated, m.total, m.src, m.tag, len(buf))
 	}
 	if m.err != nil {
-		return st, m.err
+		return st, m.stamp, m.err
 	}
 	if !m.direct {
 		copy(buf, m.own)
 	}
-	return st, nil
+	return st, m.stamp, nil
 }
 
 // cancel withdraws a receive whose context is done. It reports false if
@@ -464,17 +482,29 @@ func (e *engine) lose(peer int, err error) {
 
 // send cuts a message into frames and hands them to the transport (or,
 // to itself, straight to its own engine).
-func (e *engine) send(ctx context.Context, ctxID uint32, dst int, tag int64, data []byte) error {
+func (e *engine) send(ctx context.Context, ctxID uint32, dst int, tag int64, data, stamp []byte) error {
 	if err := e.ready(ctx, dst); err != nil {
 		return err
 	}
 	h := wire.Header{Kind: wire.KindMsg, Ctx: ctxID, Tag: tag, ID: e.nextID.Add(1), Total: int64(len(data))}
+	if err := e.sendStamp(ctx, dst, &h, stamp); err != nil {
+		return err
+	}
 	if err := e.sendData(ctx, dst, &h, data, MaxFrame, nil); err != nil {
 		return err
 	}
 	e.stats.msgsOut.Add(1)
 	e.stats.bytesOut.Add(uint64(len(data)))
 	return nil
+}
+
+// sendStamp sends a message's datatype stamp ahead of it, if it has one.
+func (e *engine) sendStamp(ctx context.Context, dst int, h *wire.Header, stamp []byte) error {
+	if stamp == nil {
+		return nil
+	}
+	sh := wire.Header{Kind: wire.KindStamp, Ctx: h.Ctx, Tag: h.Tag, ID: h.ID, Total: h.Total, Plen: len(stamp), Sum: xxh3.Hash(stamp)}
+	return e.frame(ctx, dst, &sh, stamp)
 }
 
 // ready checks that a send to dst can start.

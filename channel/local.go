@@ -25,7 +25,7 @@ func (p *Endpoint) Send(ctx context.Context, dst, tag int, data []byte) error {
 	if err := checkSend(p, dst, tag); err != nil {
 		return err
 	}
-	return p.e.send(ctx, 0, dst, int64(tag), data)
+	return p.e.send(ctx, 0, dst, int64(tag), data, nil)
 }
 
 // Recv receives a message from src (or AnySource) with tag (or AnyTag).

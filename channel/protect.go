@@ -145,7 +145,7 @@ func (l *layer) Send(ctx context.Context, dst, tag int, data []byte) error {
 	if err := checkSend(l, dst, tag); err != nil {
 		return err
 	}
-	return l.e.sendProtected(ctx, l.p, l.ctx, dst, int64(tag), data)
+	return l.e.sendProtected(ctx, l.p, l.ctx, dst, int64(tag), data, nil)
 }
 
 func (l *layer) Recv(ctx context.Context, src, tag int, buf []byte) (Status, error) {
@@ -253,9 +253,9 @@ type sender struct {
 	last ctlFrame // the last control frame sent, for KindAgain
 }
 
-func (e *engine) sendProtected(ctx context.Context, p *protection, ctxID uint32, dst int, tag int64, data []byte) error {
+func (e *engine) sendProtected(ctx context.Context, p *protection, ctxID uint32, dst int, tag int64, data, stamp []byte) error {
 	if dst == e.rank { // nothing crosses a wire
-		return e.send(ctx, ctxID, dst, tag, data)
+		return e.send(ctx, ctxID, dst, tag, data, stamp)
 	}
 	if err := e.ready(ctx, dst); err != nil {
 		return err
@@ -272,6 +272,9 @@ func (e *engine) sendProtected(ctx context.Context, p *protection, ctxID uint32,
 		delete(e.sends, k)
 		e.mu.Unlock()
 	}()
+	if err := e.sendStamp(ctx, dst, &s.h, stamp); err != nil {
+		return err
+	}
 	if err := s.transmit(ctx); err != nil {
 		return err
 	}
@@ -525,6 +528,19 @@ func (e *engine) arriveControl(src int, h wire.Header, payload []byte, ok bool) 
 	k := msgKey{src, h.ID}
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if h.Kind == wire.KindStamp {
+		if e.stamps == nil {
+			e.stamps = map[msgKey]stamp{}
+		}
+		if len(e.stamps) >= maxStamps {
+			return fmt.Errorf("%w: rank %d sent %d stamps without their messages", ErrProtocol, src, len(e.stamps))
+		}
+		if !ok {
+			e.stats.detected.Add(1)
+		}
+		e.stamps[k] = stamp{payload, ok}
+		return nil
+	}
 	toSender := h.Kind == wire.KindAsk || h.Kind == wire.KindVerdict || h.Kind == wire.KindAgain && h.Offset == againToSender
 	if toSender {
 		if ps := e.sends[k]; ps != nil {
@@ -563,6 +579,9 @@ func (e *engine) arriveControl(src int, h wire.Header, payload []byte, ok bool) 
 	}
 	return nil
 }
+
+// maxStamps bounds the stamps waiting for their messages.
+const maxStamps = 1024
 
 // Stats are an endpoint's counters, for all its layers.
 type Stats struct {

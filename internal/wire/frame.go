@@ -57,7 +57,8 @@ const (
 	KindParity  = 8  // sender → receiver: one parity segment (Offset: its index)
 	KindAbort   = 9  // sender → receiver: the message is abandoned
 	KindAgain   = 10 // either way: your last control frame about this message came corrupted, send it again
-	kindLast    = KindAgain
+	KindStamp   = 11 // sender → receiver, before KindMsg: the message's datatype signature
+	kindLast    = KindStamp
 )
 
 // MaxFrame is the largest payload of one frame; messages are cut into

@@ -61,7 +61,7 @@ func TestHeaderChecks(t *testing.T) {
 	}
 	for name, edit := range map[string]func(h *Header){
 		"kind 0":          func(h *Header) { h.Kind = 0 },
-		"kind 11":         func(h *Header) { h.Kind = 11 },
+		"kind 12":         func(h *Header) { h.Kind = 12 },
 		"payload too big": func(h *Header) { h.Plen = MaxFrame + 1 },
 		"past the end":    func(h *Header) { h.Offset = 15 },
 		"negative tag":    func(h *Header) { h.Tag = -2 },
