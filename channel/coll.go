@@ -71,6 +71,9 @@ func BinomialBcast(ctx context.Context, c Comm, root int, buf []byte) error {
 			if err := recvExact(ctx, c, (r-mask+p)%p, tagBcast, buf); err != nil {
 				return err
 			}
+			if corruptHook != nil {
+				corruptHook(c, buf)
+			}
 			break
 		}
 	}
@@ -168,6 +171,9 @@ func RingAllgather(ctx context.Context, c Comm, send, recv []byte) error {
 		if err := sendRecv(ctx, c, right, recv[out*n:(out+1)*n], left, recv[in*n:(in+1)*n], tagAllgather); err != nil {
 			return err
 		}
+		if corruptHook != nil {
+			corruptHook(c, recv[in*n:(in+1)*n])
+		}
 	}
 	return nil
 }
@@ -187,6 +193,9 @@ func BruckAllgather(ctx context.Context, c Comm, send, recv []byte) error {
 		cnt := min(k, p-k)
 		if err := sendRecv(ctx, c, (r-k+p)%p, tmp[:cnt*n], (r+k)%p, tmp[k*n:(k+cnt)*n], tagAllgather); err != nil {
 			return err
+		}
+		if corruptHook != nil {
+			corruptHook(c, tmp[k*n:(k+cnt)*n])
 		}
 	}
 	for i := range p {

@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -226,6 +228,61 @@ func TestBrokenFrames(t *testing.T) {
 					ep.Close()
 				}
 			}
+		}
+	}
+}
+
+// Corruption inside a rank that forwards a block (in its memory, after
+// the wire checks): the end-to-end checks of a Merkle layer's collectives
+// catch it against the owner's root and repair only that rank.
+func TestEndToEndCollectives(t *testing.T) {
+	defer func() { corruptHook = nil }()
+	for _, size := range []int{5000, 400_000} { // Bruck and ring all-gathers
+		eps, _ := NewLocal(5)
+		c := protCase{P: 5, Size: size, Mode: 1, Seg: 1000}
+		comms := c.protect(t, eps)
+		var once sync.Once
+		corruptHook = func(cm Comm, b []byte) {
+			if cm.Rank() == 2 && len(b) > 10 {
+				once.Do(func() { b[len(b)/2] ^= 0x40 })
+			}
+		}
+		if err := exchange(t, c, comms); err != nil {
+			t.Fatalf("%d bytes: %v", size, err)
+		}
+		var s Stats
+		for _, ep := range eps {
+			x := ep.Stats()
+			s.Detected += x.Detected
+			s.Repaired += x.Repaired
+			ep.Close()
+		}
+		if s.Detected == 0 || s.Repaired == 0 {
+			t.Errorf("%d bytes: the in-memory corruption went unnoticed: %+v", size, s)
+		}
+		// Without the end-to-end checks (a checksum layer), it goes through.
+		eps, _ = NewLocal(5)
+		c.Mode = 0
+		once = sync.Once{}
+		var wrong atomic.Int32
+		err := spmd(t, c.protect(t, eps), func(ctx context.Context, cm Comm) error {
+			buf := make([]byte, size)
+			if cm.Rank() == 0 {
+				copy(buf, pattern(size, 1))
+			}
+			if err := Bcast(ctx, cm, 0, buf); err != nil {
+				return err
+			}
+			if !bytes.Equal(buf, pattern(size, 1)) {
+				wrong.Add(1)
+			}
+			return nil
+		})
+		if err != nil || wrong.Load() == 0 {
+			t.Errorf("%d bytes: a checksum layer caught an in-memory corruption (%v)", size, err)
+		}
+		for _, ep := range eps {
+			ep.Close()
 		}
 	}
 }

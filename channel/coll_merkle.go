@@ -1,0 +1,260 @@
+package channel
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/sigcheck/sigcheck/csum"
+	"github.com/sigcheck/sigcheck/tree"
+)
+
+// End-to-end collectives of a Merkle layer. Each hop of a collective is
+// already protected (the layer's Send and Recv); what these add is a check
+// of every block against the root computed by the rank that owns it, so
+// that data corrupted inside a rank that forwards it (in memory, not on
+// the wire) is caught too — never trusting one rank's copy of everything,
+// as the reference library does with rank 0's receive buffer. Only the
+// ranks that need a repair get one, from the owner, all at once.
+
+// Reserved tags of the end-to-end checks.
+const (
+	tagE2EFlag   = ReservedTag + 48 // a rank's verdict to the root of a broadcast
+	tagE2ERepair = ReservedTag + 49 // a block resent by its owner
+	tagE2ERoot   = ReservedTag + 50 // an owner's root, resent with its block
+)
+
+// corruptHook, in tests, damages a block a rank has just received from a
+// collective (in memory, where no wire check sees it).
+var corruptHook func(c Comm, b []byte)
+
+func (l *layer) treeOpts() []tree.Option {
+	return []tree.Option{tree.Segment(l.p.seg), tree.UseHash(l.p.hash), tree.Workers(1)}
+}
+
+func (l *layer) rootOf(b []byte) (csum.Value, error) {
+	t, err := tree.Build(b, l.treeOpts()...)
+	if err != nil {
+		return csum.Value{}, err
+	}
+	return t.Root(), nil
+}
+
+// Bcast broadcasts buf from root, checking every rank's copy against the
+// root's tree root.
+func (l *layer) Bcast(ctx context.Context, root int, buf []byte) error {
+	if l.p.mode != modeMerkle {
+		return BinomialBcast(ctx, l, root, buf)
+	}
+	hs := l.hashSize()
+	rm := make([]byte, 3+hs)
+	if l.Rank() == root {
+		v, err := l.rootOf(buf)
+		if err != nil {
+			return err
+		}
+		rm = tree.AppendRoot(rm[:0], v, hs)
+	}
+	if err := BinomialBcast(ctx, l, root, rm); err != nil {
+		return err
+	}
+	if err := BinomialBcast(ctx, l, root, buf); err != nil {
+		return err
+	}
+	want, _, err := tree.DecodeRoot(rm)
+	if err != nil {
+		return err
+	}
+	if l.Rank() != root {
+		return l.bcastCheck(ctx, root, buf, want)
+	}
+	return l.bcastRepair(ctx, buf, rm)
+}
+
+func (l *layer) hashSize() int {
+	h, _ := tree.LookupHash(l.p.hash)
+	return h.Size()
+}
+
+// bcastCheck is a non-root's side: say whether its copy is right, and
+// take the root's until it is.
+func (l *layer) bcastCheck(ctx context.Context, root int, buf []byte, want csum.Value) error {
+	for round := 0; ; round++ {
+		got, err := l.rootOf(buf)
+		if err != nil {
+			return err
+		}
+		ok := got == want
+		if !ok {
+			l.e.stats.detected.Add(1)
+		}
+		flag := []byte{0}
+		if !ok {
+			flag[0] = 1
+		}
+		if err := l.Send(ctx, root, tagE2EFlag, flag); err != nil {
+			return err
+		}
+		if ok {
+			if round > 0 {
+				l.e.stats.repaired.Add(1)
+			}
+			return nil
+		}
+		if round >= l.p.rounds {
+			return fmt.Errorf("%w: broadcast from rank %d still differs after %d rounds", ErrCorrupted, root, round)
+		}
+		// The root's hash may be what went wrong on the way: it comes again
+		// too, straight from the root.
+		rm := make([]byte, 3+l.hashSize())
+		if err := recvExact(ctx, l, root, tagE2ERoot, rm); err != nil {
+			return err
+		}
+		if want, _, err = tree.DecodeRoot(rm); err != nil {
+			return err
+		}
+		if err := recvExact(ctx, l, root, tagE2ERepair, buf); err != nil {
+			return err
+		}
+	}
+}
+
+// bcastRepair is the root's side: hear every rank, resend to those whose
+// copy is wrong, all at once, until none is.
+func (l *layer) bcastRepair(ctx context.Context, buf, rm []byte) error {
+	var bad []int
+	for range l.Size() - 1 {
+		var flag [1]byte
+		st, err := l.Recv(ctx, AnySource, tagE2EFlag, flag[:])
+		if err != nil {
+			return err
+		}
+		if flag[0] != 0 {
+			bad = append(bad, st.Source)
+		}
+	}
+	for round := 0; len(bad) > 0; round++ {
+		if round >= l.p.rounds {
+			return fmt.Errorf("%w: ranks %v still differ after %d rounds", ErrCorrupted, bad, round)
+		}
+		reqs := make([]*Request, 0, 2*len(bad))
+		flags := make([][]byte, len(bad))
+		for i, r := range bad {
+			flags[i] = make([]byte, 1)
+			reqs = append(reqs, Isend(ctx, l, r, tagE2ERoot, rm), Isend(ctx, l, r, tagE2ERepair, buf), Irecv(ctx, l, r, tagE2EFlag, flags[i]))
+		}
+		if err := WaitAll(reqs...); err != nil {
+			return err
+		}
+		next := bad[:0]
+		for i, r := range bad {
+			if flags[i][0] != 0 {
+				next = append(next, r)
+			}
+		}
+		bad = next
+	}
+	return nil
+}
+
+// Allgather gathers every rank's block, each checked against the root its
+// owner computed.
+func (l *layer) Allgather(ctx context.Context, send, recv []byte) error {
+	p, r, n := l.Size(), l.Rank(), len(send)
+	if len(recv) != p*n {
+		return fmt.Errorf("%w: a receive buffer of %d bytes for %d ranks of %d", ErrCollective, len(recv), p, n)
+	}
+	gather := RingAllgather
+	if len(recv) <= bruckMax {
+		gather = BruckAllgather
+	}
+	if l.p.mode != modeMerkle {
+		return gather(ctx, l, send, recv)
+	}
+	hs := l.hashSize()
+	rs := 3 + hs
+	mine, err := l.rootOf(send)
+	if err != nil {
+		return err
+	}
+	roots := make([]byte, p*rs)
+	if err := BruckAllgather(ctx, l, tree.AppendRoot(nil, mine, hs), roots); err != nil {
+		return err
+	}
+	if err := gather(ctx, l, send, recv); err != nil {
+		return err
+	}
+	rootOf := func(i int) csum.Value {
+		v, _, _ := tree.DecodeRoot(roots[i*rs : (i+1)*rs])
+		return v
+	}
+	need := make([]bool, p) // blocks this rank must get again from their owners
+	check := func() error {
+		for i := range p {
+			if i == r {
+				continue
+			}
+			v, err := l.rootOf(recv[i*n : (i+1)*n])
+			if err != nil {
+				return err
+			}
+			if was := need[i]; v != rootOf(i) {
+				if !was {
+					l.e.stats.detected.Add(1)
+				}
+				need[i] = true
+			} else if was {
+				need[i] = false
+				l.e.stats.repaired.Add(1)
+			}
+		}
+		return nil
+	}
+	if err := check(); err != nil {
+		return err
+	}
+	bits := (p + 7) / 8
+	for round := 0; ; round++ {
+		// Everyone learns who needs what: p bits from every rank.
+		mineBits := make([]byte, bits)
+		for i, b := range need {
+			if b {
+				mineBits[i/8] |= 1 << (i % 8)
+			}
+		}
+		all := make([]byte, p*bits)
+		if err := BruckAllgather(ctx, l, mineBits, all); err != nil {
+			return err
+		}
+		wants := func(j, i int) bool { return all[j*bits+i/8]&(1<<(i%8)) != 0 } // rank j needs block i
+		any := false
+		var reqs []*Request
+		for j := range p {
+			for i := range p {
+				if !wants(j, i) {
+					continue
+				}
+				any = true
+				switch {
+				case i == r: // mine to resend, with my root (which may have been what went wrong)
+					reqs = append(reqs, Isend(ctx, l, j, tagE2ERoot, tree.AppendRoot(nil, mine, hs)),
+						Isend(ctx, l, j, tagE2ERepair, send))
+				case j == r:
+					reqs = append(reqs, irecvExact(ctx, l, i, tagE2ERoot, roots[i*rs:(i+1)*rs]),
+						irecvExact(ctx, l, i, tagE2ERepair, recv[i*n:(i+1)*n]))
+				}
+			}
+		}
+		if !any {
+			return nil
+		}
+		if round >= l.p.rounds {
+			return fmt.Errorf("%w: all-gather blocks still differ after %d rounds", ErrCorrupted, round)
+		}
+		if err := WaitAll(reqs...); err != nil {
+			return err
+		}
+		if err := check(); err != nil {
+			return err
+		}
+	}
+}
