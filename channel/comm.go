@@ -124,14 +124,34 @@ func Isend(ctx context.Context, c Comm, dst, tag int, data []byte) *Request {
 }
 
 // Irecv receives in the background; buf must not be touched until Wait
-// returns.
+// returns. On a Comm of this package the receive is posted before Irecv
+// returns, so that a message sent after it lands straight in buf.
 func Irecv(ctx context.Context, c Comm, src, tag int, buf []byte) *Request {
 	r := &Request{done: make(chan struct{})}
+	if p, ok := c.(poster); ok {
+		rr, err := p.post(src, tag, buf)
+		if err != nil {
+			r.err = err
+			close(r.done)
+			return r
+		}
+		e := c.(engineOf).engine()
+		go func() {
+			defer close(r.done)
+			r.status, _, r.err = e.wait(ctx, rr)
+		}()
+		return r
+	}
 	go func() {
 		defer close(r.done)
 		r.status, r.err = c.Recv(ctx, src, tag, buf)
 	}()
 	return r
+}
+
+// poster is a Comm that can post a receive without waiting for it.
+type poster interface {
+	post(src, tag int, buf []byte) (*recvReq, error)
 }
 
 // WaitAll waits for every request and returns the first error.

@@ -317,33 +317,43 @@ func (e *engine) recvStamped(ctx context.Context, ctxID uint32, src int, tag int
 	if err := ctx.Err(); err != nil {
 		return Status{}, stamp{}, err
 	}
+	r, err := e.post(ctxID, src, tag, buf)
+	if err != nil {
+		return Status{}, stamp{}, err
+	}
+	return e.wait(ctx, r)
+}
+
+// post posts a receive: it takes the first matching message that came
+// already, or waits in line for one. Irecv posts at once, as MPI_Irecv
+// does, so that a message sent after it lands straight in its buffer.
+func (e *engine) post(ctxID uint32, src int, tag int64, buf []byte) (*recvReq, error) {
 	r := &recvReq{ctx: ctxID, src: src, tag: tag, buf: buf, ready: make(chan struct{})}
 	e.mu.Lock()
+	defer e.mu.Unlock()
 	if e.closed {
-		e.mu.Unlock()
-		return Status{}, stamp{}, ErrClosed
+		return nil, ErrClosed
 	}
-	claimed := false
 	for _, m := range e.unexpected {
 		if m.recv == nil && !m.discard && m.matches(ctxID, src, tag) {
 			m.recv = r
-			claimed = true
 			if m.done {
 				e.dropUnexpected(m)
 				r.finish(m, nil)
 			}
-			break
+			return r, nil
 		}
 	}
-	if !claimed {
-		if err := e.lostFor(src); err != nil {
-			e.mu.Unlock()
-			return Status{}, stamp{}, err
-		}
-		e.posted = append(e.posted, r)
+	if err := e.lostFor(src); err != nil {
+		return nil, err
 	}
-	e.mu.Unlock()
+	e.posted = append(e.posted, r)
+	return r, nil
+}
 
+// wait waits for a posted receive and returns what it got.
+func (e *engine) wait(ctx context.Context, r *recvReq) (Status, stamp, error) {
+	buf := r.buf
 	select {
 	case <-r.ready:
 	case <-ctx.Done():

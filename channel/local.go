@@ -36,6 +36,13 @@ func (p *Endpoint) Recv(ctx context.Context, src, tag int, buf []byte) (Status, 
 	return p.e.recv(ctx, 0, src, int64(tag), buf)
 }
 
+func (p *Endpoint) post(src, tag int, buf []byte) (*recvReq, error) {
+	if err := checkRecv(p, src, tag); err != nil {
+		return nil, err
+	}
+	return p.e.post(0, src, int64(tag), buf)
+}
+
 // Stats returns the endpoint's counters.
 func (p *Endpoint) Stats() Stats { return p.e.statsNow() }
 

@@ -57,8 +57,10 @@ func Algorithm(name string) Option {
 }
 
 // Chunk sets the bytes per checksummed frame of WithChecksum (default
-// 64 KiB): the checksum of one chunk is computed while the previous one is
-// on the wire, and a corrupted chunk is what is resent.
+// 256 KiB): the checksum of one chunk is computed while the previous one
+// is on the wire, and a corrupted chunk is what is resent. Smaller chunks
+// resend less; larger ones cost fewer system calls (at 64 KiB a TCP
+// transfer of 1 MiB lost a fifth of its bandwidth to them here).
 func Chunk(n int) Option { return func(p *protection) { p.chunk = n } }
 
 // Segment sets WithMerkle's segment size (default 2048, at most MaxFrame).
@@ -81,7 +83,7 @@ func Rounds(n int) Option { return func(p *protection) { p.rounds = n } }
 // carry a checksum; corrupted chunks are resent. c must be an Endpoint or
 // a layer over one (it panics otherwise: a programming error).
 func WithChecksum(c Comm, opts ...Option) (Comm, error) {
-	return newLayer(c, &protection{mode: modeChecksum, chunk: 64 << 10, rounds: 8}, opts)
+	return newLayer(c, &protection{mode: modeChecksum, chunk: 256 << 10, rounds: 8}, opts)
 }
 
 // WithMerkle returns c with every message protected by a Merkle tree:
@@ -153,6 +155,13 @@ func (l *layer) Recv(ctx context.Context, src, tag int, buf []byte) (Status, err
 		return Status{}, err
 	}
 	return l.e.recv(ctx, l.ctx, src, int64(tag), buf)
+}
+
+func (l *layer) post(src, tag int, buf []byte) (*recvReq, error) {
+	if err := checkRecv(l, src, tag); err != nil {
+		return nil, err
+	}
+	return l.e.post(l.ctx, src, int64(tag), buf)
 }
 
 // Stats returns the counters of the endpoint under the layer.

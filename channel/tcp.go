@@ -134,6 +134,8 @@ type tcpTx struct {
 	wg    sync.WaitGroup // reader goroutines
 }
 
+const sockBuf = 4 << 20
+
 type tcpConn struct {
 	c    net.Conn
 	br   *bufio.Reader
@@ -355,6 +357,11 @@ func (t *tcpTx) dial(ctx context.Context, r int, addr string) error {
 
 // attach makes c the link to rank r and starts reading frames from it.
 func (t *tcpTx) attach(r int, c net.Conn) {
+	if tc, ok := c.(*net.TCPConn); ok {
+		// Room for a few frames in flight each way (the kernel caps it).
+		tc.SetReadBuffer(sockBuf)
+		tc.SetWriteBuffer(sockBuf)
+	}
 	tc := &tcpConn{c: c, br: bufio.NewReaderSize(c, 64<<10)}
 	t.mu.Lock()
 	t.conns[r] = tc

@@ -63,7 +63,7 @@ const (
 
 // MaxFrame is the largest payload of one frame; messages are cut into
 // frames of at most this size.
-const MaxFrame = 256 << 10
+const MaxFrame = 1 << 20
 
 // MaxMessage is the largest message a receiver accepts.
 const MaxMessage = 1 << 40

@@ -1,0 +1,166 @@
+package channel
+
+import (
+	"context"
+	"fmt"
+	"testing"
+)
+
+// Bandwidth as OSU's osu_bw measures it: a window of non-blocking sends,
+// the receives posted ahead, an acknowledgement per window; unprotected
+// beside each protection, in the same run.
+//
+//	go test ./channel -run '^$' -bench Bandwidth -count 6 | benchstat -col /protect -
+func BenchmarkBandwidth(b *testing.B) {
+	const window = 16
+	for _, transport := range []string{"local", "tcp"} {
+		for _, size := range []int{1 << 10, 1 << 20, 16 << 20} {
+			for _, protect := range []string{"none", "checksum", "merkle"} {
+				b.Run(fmt.Sprintf("transport=%s/size=%s/protect=%s", transport, sizeName(size), protect), func(b *testing.B) {
+					comms := benchComms(b, transport, protect)
+					data := pattern(size, 1)
+					bufs := make([][]byte, window)
+					for i := range bufs {
+						bufs[i] = make([]byte, size)
+					}
+					ctx := context.Background()
+					b.SetBytes(int64(size * window))
+					b.ReportAllocs()
+					done := make(chan error, 1)
+					b.ResetTimer()
+					go func() {
+						// The next window's receives are posted before the
+						// acknowledgement, so that every message finds its buffer.
+						c := comms[1]
+						post := func() []*Request {
+							reqs := make([]*Request, window)
+							for i := range reqs {
+								reqs[i] = Irecv(ctx, c, 0, 1, bufs[i])
+							}
+							return reqs
+						}
+						reqs := post()
+						for k := range b.N {
+							if err := WaitAll(reqs...); err != nil {
+								done <- err
+								return
+							}
+							if k < b.N-1 {
+								reqs = post()
+							}
+							if err := c.Send(ctx, 0, 2, nil); err != nil {
+								done <- err
+								return
+							}
+						}
+						done <- nil
+					}()
+					c := comms[0]
+					for range b.N {
+						reqs := make([]*Request, window)
+						for i := range reqs {
+							reqs[i] = Isend(ctx, c, 1, 1, data)
+						}
+						if err := WaitAll(reqs...); err != nil {
+							b.Fatal(err)
+						}
+						if _, err := c.Recv(ctx, 1, 2, nil); err != nil {
+							b.Fatal(err)
+						}
+					}
+					if err := <-done; err != nil {
+						b.Fatal(err)
+					}
+				})
+			}
+		}
+	}
+}
+
+// Latency as osu_latency: ping-pong, half the round trip.
+func BenchmarkLatency(b *testing.B) {
+	for _, transport := range []string{"local", "tcp"} {
+		for _, size := range []int{8, 1 << 10} {
+			for _, protect := range []string{"none", "checksum", "merkle"} {
+				b.Run(fmt.Sprintf("transport=%s/size=%s/protect=%s", transport, sizeName(size), protect), func(b *testing.B) {
+					comms := benchComms(b, transport, protect)
+					msg, buf := pattern(size, 2), make([]byte, size)
+					ctx := context.Background()
+					done := make(chan error, 1)
+					b.ResetTimer()
+					go func() {
+						c := comms[1]
+						for range b.N {
+							if _, err := c.Recv(ctx, 0, 1, buf); err != nil {
+								done <- err
+								return
+							}
+							if err := c.Send(ctx, 0, 1, msg); err != nil {
+								done <- err
+								return
+							}
+						}
+						done <- nil
+					}()
+					c := comms[0]
+					rbuf := make([]byte, size)
+					for range b.N {
+						if err := c.Send(ctx, 1, 1, msg); err != nil {
+							b.Fatal(err)
+						}
+						if _, err := c.Recv(ctx, 1, 1, rbuf); err != nil {
+							b.Fatal(err)
+						}
+					}
+					if err := <-done; err != nil {
+						b.Fatal(err)
+					}
+					b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/2, "µs/one-way")
+				})
+			}
+		}
+	}
+}
+
+func benchComms(b *testing.B, transport, protect string) []Comm {
+	var eps []*Endpoint
+	var err error
+	if transport == "local" {
+		eps, err = NewLocal(2)
+	} else {
+		eps, err = startTCP(2, []byte("bench"))
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		for _, ep := range eps {
+			ep.Close()
+		}
+	})
+	comms := make([]Comm, 2)
+	for i, ep := range eps {
+		switch protect {
+		case "none":
+			comms[i] = ep
+		case "checksum":
+			comms[i], err = WithChecksum(ep)
+		case "merkle":
+			comms[i], err = WithMerkle(ep)
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	return comms
+}
+
+func sizeName(n int) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%dMiB", n>>20)
+	case n >= 1<<10:
+		return fmt.Sprintf("%dKiB", n>>10)
+	}
+	return fmt.Sprintf("%dB", n)
+}
