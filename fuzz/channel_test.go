@@ -67,8 +67,21 @@ func FuzzFrameHeader(f *testing.F) {
 		if !bytes.Equal(again, b[:wire.HeaderSize]) {
 			t.Fatalf("header %x re-encodes as %x", b[:wire.HeaderSize], again)
 		}
-		if h.Plen > wire.MaxFrame || h.Offset < 0 || h.Offset+int64(h.Plen) > h.Total || h.Total > wire.MaxMessage {
+		if h.Plen > wire.MaxFrame || h.Total < 0 || h.Total > wire.MaxMessage || h.Tag < 0 {
 			t.Fatalf("inconsistent header accepted: %+v", h)
+		}
+		// Offset is a byte offset only in the frames that carry a message's
+		// bytes; control frames give it other meanings (a parity index, a
+		// direction), which the engine checks against its own state.
+		switch h.Kind {
+		case wire.KindMsg, wire.KindData, wire.KindRepair:
+			if h.Offset < 0 || h.Offset+int64(h.Plen) > h.Total || h.Kind != wire.KindMsg && h.Plen == 0 {
+				t.Fatalf("inconsistent data frame accepted: %+v", h)
+			}
+		case wire.KindParity:
+			if h.Offset < 0 {
+				t.Fatalf("negative parity index accepted: %+v", h)
+			}
 		}
 	})
 }
