@@ -46,8 +46,9 @@ type engine struct {
 	inflight    map[msgKey]*message // messages not yet whole (or not yet verified)
 	sends       map[msgKey]*pending // protected sends waiting for their verdict, by (destination, id)
 	prot        map[uint32]*protection
-	stamps      map[msgKey]stamp    // datatype stamps of messages about to open
-	recent      map[msgKey]ctlFrame // final verdicts of protected messages, to send again if asked
+	parked      map[uint32][]parkedFrame // frames of contexts not created yet (park)
+	stamps      map[msgKey]stamp         // datatype stamps of messages about to open
+	recent      map[msgKey]ctlFrame      // final verdicts of protected messages, to send again if asked
 	recentOrder []msgKey
 	lost        []error // per peer, once it is gone
 	anyLost     bool
@@ -97,7 +98,7 @@ type recvReq struct {
 
 func newEngine(rank, size int) *engine {
 	e := &engine{rank: rank, size: size, inflight: map[msgKey]*message{}, sends: map[msgKey]*pending{},
-		prot: map[uint32]*protection{}, lost: make([]error, size)}
+		prot: map[uint32]*protection{}, parked: map[uint32][]parkedFrame{}, lost: make([]error, size)}
 	e.ctl = newCtlQueue(e)
 	return e
 }
@@ -128,6 +129,98 @@ func (r *recvReq) finish(m *message, err error) {
 // with consecutive slices whose lengths add up to h.Plen. An error means
 // the peer broke the protocol; the transport then drops the link.
 func (e *engine) arrive(src int, h wire.Header, fill func([]byte) error) error {
+	if h.Ctx != 0 {
+		if parked, err := e.park(src, h, fill); parked || err != nil {
+			return err
+		}
+	}
+	return e.arriveNow(src, h, fill)
+}
+
+// maxParkedContexts bounds the contexts a peer can open ahead of this
+// rank: a few layers are normal, thousands are an attack.
+const maxParkedContexts = 1024
+
+// park keeps a frame of a context (a protection layer) this rank has not
+// created yet: the sender made its layer first, as it may, since making
+// one is not collective. The frames wait, in arrival order, for
+// register to replay them — handled before as unprotected, they would
+// leave their sender waiting for a verdict that never comes.
+func (e *engine) park(src int, h wire.Header, fill func([]byte) error) (bool, error) {
+	e.mu.Lock()
+	_, known := e.prot[h.Ctx]
+	_, replaying := e.parked[h.Ctx]
+	e.mu.Unlock()
+	if known && !replaying {
+		return false, nil
+	}
+	payload, err := readSmall(h.Plen, fill)
+	if err != nil {
+		return true, err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	_, known = e.prot[h.Ctx]
+	q, replaying := e.parked[h.Ctx]
+	if known && !replaying {
+		// Registered and replayed while the payload came: the frames
+		// parked before this one are all handled, so it goes now.
+		e.mu.Unlock()
+		err := e.arriveNow(src, h, bytesFill(payload))
+		e.mu.Lock()
+		return true, err
+	}
+	if !replaying && len(e.parked) >= maxParkedContexts {
+		return true, fmt.Errorf("%w: rank %d: frames for %d contexts this rank has not created", ErrProtocol, src, len(e.parked))
+	}
+	e.parked[h.Ctx] = append(q, parkedFrame{src, h, payload})
+	return true, nil
+}
+
+type parkedFrame struct {
+	src     int
+	h       wire.Header
+	payload []byte
+}
+
+func bytesFill(b []byte) func([]byte) error {
+	return func(dst []byte) error {
+		b = b[copy(dst, b):]
+		return nil
+	}
+}
+
+// register makes a context known and replays the frames parked for it,
+// in order; frames of the context that come meanwhile join the queue, so
+// that no frame overtakes another.
+func (e *engine) register(id uint32, p *protection) {
+	e.mu.Lock()
+	e.prot[id] = p
+	e.mu.Unlock()
+	for {
+		e.mu.Lock()
+		q, ok := e.parked[id]
+		if !ok || len(q) == 0 {
+			delete(e.parked, id)
+			e.mu.Unlock()
+			return
+		}
+		e.parked[id] = []parkedFrame{} // still replaying
+		lost := slices.Clone(e.lost)
+		e.mu.Unlock()
+		for _, f := range q {
+			if lost[f.src] != nil {
+				continue
+			}
+			if err := e.arriveNow(f.src, f.h, bytesFill(f.payload)); err != nil {
+				e.tx.abort(f.src, err) // the peer broke the protocol, as a transport would find
+				lost[f.src] = err
+			}
+		}
+	}
+}
+
+func (e *engine) arriveNow(src int, h wire.Header, fill func([]byte) error) error {
 	switch h.Kind {
 	case wire.KindMsg, wire.KindData:
 		return e.arriveData(src, h, fill)
@@ -585,6 +678,7 @@ func (e *engine) shutdown() {
 		return
 	}
 	e.closed = true
+	clear(e.parked)
 	for _, r := range e.posted {
 		r.finish(nil, ErrClosed)
 	}

@@ -16,7 +16,9 @@ import (
 
 // Protection layers. WithChecksum and WithMerkle return a Comm on a
 // context of its own (like MPI_Comm_dup: every rank creates its layers in
-// the same order), whose messages are checked as they arrive and repaired
+// the same order; unlike it, creating one is local and instant, and
+// messages that reach a rank before it has created the layer wait for
+// it), whose messages are checked as they arrive and repaired
 // by retransmitting only what was corrupted, before any receive sees
 // them. A Send on a protected Comm returns once the receiver's side has
 // verified the message (which it does on arrival, whether or not a
@@ -126,9 +128,7 @@ func newLayer(c Comm, p *protection, opts []Option) (Comm, error) {
 	}
 	e := eo.engine()
 	id := e.nextCtx.Add(1)
-	e.mu.Lock()
-	e.prot[id] = p
-	e.mu.Unlock()
+	e.register(id, p)
 	return &layer{e: e, ctx: id, p: p}, nil
 }
 
@@ -402,8 +402,7 @@ func (s *sender) await(ctx context.Context, ps *pending) error {
 			}
 			return err
 		}
-		if !ev.ok {
-			s.e.stats.detected.Add(1)
+		if !ev.ok { // counted on arrival
 			h := s.ctlHeader(wire.KindAgain)
 			h.Offset = againToReceiver
 			if err := s.control(ctx, h, nil, false); err != nil {
@@ -537,15 +536,18 @@ func (e *engine) arriveControl(src int, h wire.Header, payload []byte, ok bool) 
 	k := msgKey{src, h.ID}
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if !ok {
+		// Counted here, on arrival, even when the frame turns out to be
+		// about nothing any more (a verdict asked for twice, a send that
+		// has finished): every damaged frame is caught, wherever it goes.
+		e.stats.detected.Add(1)
+	}
 	if h.Kind == wire.KindStamp {
 		if e.stamps == nil {
 			e.stamps = map[msgKey]stamp{}
 		}
 		if len(e.stamps) >= maxStamps {
 			return fmt.Errorf("%w: rank %d sent %d stamps without their messages", ErrProtocol, src, len(e.stamps))
-		}
-		if !ok {
-			e.stats.detected.Add(1)
 		}
 		e.stamps[k] = stamp{payload, ok}
 		return nil
@@ -572,9 +574,6 @@ func (e *engine) arriveControl(src int, h wire.Header, payload []byte, ok bool) 
 	}
 	if m.g == nil || m.discard {
 		return nil
-	}
-	if !ok {
-		e.stats.detected.Add(1)
 	}
 	switch h.Kind {
 	case wire.KindTrailer:

@@ -286,3 +286,74 @@ func TestEndToEndCollectives(t *testing.T) {
 		}
 	}
 }
+
+// A layer is created without talking to the other ranks, so a message on
+// it can reach a rank that has not created it yet: it waits there (and is
+// checked once the layer exists) instead of going through unprotected and
+// leaving its sender waiting for a verdict.
+func TestLayerCreatedLate(t *testing.T) {
+	for _, transport := range []string{"local", "tcp"} {
+		t.Run(transport, func(t *testing.T) {
+			var eps []*Endpoint
+			var err error
+			if transport == "local" {
+				eps, err = NewLocal(3)
+			} else {
+				eps, err = startTCP(3, []byte("late"))
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() {
+				for _, ep := range eps {
+					ep.Close()
+				}
+			}()
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			data := pattern(300<<10, 9)
+			errs := make(chan error, 3)
+			for r, ep := range eps {
+				go func() {
+					if r != 0 {
+						time.Sleep(time.Duration(r) * 50 * time.Millisecond) // rank 0 sends first
+					}
+					ck, err := WithChecksum(ep)
+					if err != nil {
+						errs <- err
+						return
+					}
+					mk, err := WithMerkle(ep)
+					if err != nil {
+						errs <- err
+						return
+					}
+					for i, c := range []Comm{ck, mk} {
+						if err := Barrier(ctx, c); err != nil {
+							errs <- fmt.Errorf("rank %d, layer %d: %w", r, i, err)
+							return
+						}
+						buf := make([]byte, len(data))
+						if r == 0 {
+							buf = data
+						}
+						if err := Bcast(ctx, c, 0, buf); err != nil {
+							errs <- fmt.Errorf("rank %d, layer %d: %w", r, i, err)
+							return
+						}
+						if !bytes.Equal(buf, data) {
+							errs <- fmt.Errorf("rank %d, layer %d: wrong data", r, i)
+							return
+						}
+					}
+					errs <- nil
+				}()
+			}
+			for range eps {
+				if err := <-errs; err != nil {
+					t.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,196 @@
+package osu
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sigcheck/sigcheck/channel"
+)
+
+// runLocal runs cfg on n in-process ranks and returns rank 0's rows.
+func runLocal(t *testing.T, n int, cfg Config, opts ...channel.TransportOption) ([]Row, error) {
+	t.Helper()
+	eps, err := channel.NewLocal(n, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		for _, ep := range eps {
+			ep.Close()
+		}
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var (
+		rows []Row
+		mu   sync.Mutex
+		wg   sync.WaitGroup
+		errs = make([]error, n)
+	)
+	for r, ep := range eps {
+		wg.Go(func() {
+			errs[r] = Run(ctx, ep, cfg, func(row Row) {
+				mu.Lock()
+				rows = append(rows, row)
+				mu.Unlock()
+			})
+			if errs[r] != nil {
+				cancel() // the others would wait for this rank forever
+			}
+		})
+	}
+	wg.Wait()
+	return rows, errors.Join(errs...)
+}
+
+func TestEveryOpEveryProtection(t *testing.T) {
+	sizes := []int{1, 7, 1000, 70000}
+	prot := Protections()
+	for _, op := range Ops() {
+		t.Run(op, func(t *testing.T) {
+			rows, err := runLocal(t, 3, Config{Op: op, Protect: prot, Sizes: sizes, Iters: 3, Warmup: 1, Transport: "local"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(rows) != len(sizes)*len(prot) {
+				t.Fatalf("%d rows, want %d", len(rows), len(sizes)*len(prot))
+			}
+			for i, r := range rows {
+				want := Row{Op: op, Transport: "local", Protect: prot[i%len(prot)], Size: sizes[i/len(prot)], Unit: Unit(op), Iters: 3}
+				got := r
+				got.Value = 0
+				if got != want {
+					t.Errorf("row %d = %+v, want %+v (value aside)", i, r, want)
+				}
+				if !(r.Value > 0) {
+					t.Errorf("row %d: value %v", i, r.Value)
+				}
+			}
+		})
+	}
+}
+
+// Under injected flips the protected layers deliver every message intact
+// and catch every damaged frame; unprotected, the check sees the damage.
+func TestInjectedFaults(t *testing.T) {
+	for _, op := range Ops() {
+		t.Run(op, func(t *testing.T) {
+			inj := &channel.Injector{Rate: 0.1, Seed: 7}
+			rows, err := runLocal(t, 3, Config{Op: op, Protect: []string{"checksum", "merkle"}, Sizes: []int{100, 300000}, Iters: 6, Warmup: 1},
+				channel.WithInjector(inj))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var injected uint64
+			for _, r := range rows {
+				if r.Mismatches != 0 || r.Detected != r.Injected {
+					t.Errorf("%+v: want no mismatch and detected = injected", r)
+				}
+				injected += r.Injected
+			}
+			if injected == 0 {
+				t.Fatal("nothing injected: the test tests nothing")
+			}
+		})
+		t.Run(op+"/none", func(t *testing.T) {
+			rows, err := runLocal(t, 3, Config{Op: op, Sizes: []int{5, 3000}, Iters: 4, Warmup: 1},
+				channel.WithInjector(&channel.Injector{Rate: 0.3, Seed: 1}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var mismatches uint64
+			for _, r := range rows {
+				if r.Detected != 0 || (r.Injected > 0) != (r.Mismatches > 0) {
+					t.Errorf("%+v: unprotected, want a mismatch for some damaged frames, none without, nothing detected", r)
+				}
+				mismatches += r.Mismatches
+			}
+			if mismatches == 0 {
+				t.Error("no mismatch seen: the check checks nothing")
+			}
+		})
+	}
+}
+
+func TestData(t *testing.T) {
+	for n := 1; n <= 40; n++ {
+		for _, src := range []int{0, 3} {
+			b := make([]byte, n)
+			fill(b, src)
+			stamp(b, 12)
+			if !check(b, src, 12) {
+				t.Fatalf("n=%d src=%d: fresh data fails its check", n, src)
+			}
+			if check(b, src, 13) {
+				t.Fatalf("n=%d: another iteration's stamp passes", n)
+			}
+			if n > 8 && check(b, src+1, 12) {
+				t.Fatalf("n=%d: another rank's data passes", n)
+			}
+			for i := range n {
+				for bit := range 8 {
+					b[i] ^= 1 << bit
+					if check(b, src, 12) {
+						t.Fatalf("n=%d: bit %d of byte %d flipped passes", n, bit, i)
+					}
+					b[i] ^= 1 << bit
+				}
+			}
+		}
+	}
+}
+
+func TestBadConfig(t *testing.T) {
+	eps, err := channel.NewLocal(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eps[0].Close()
+	for _, cfg := range []Config{
+		{Op: "pingpong"},
+		{Op: Latency},
+		{Op: Bcast, Protect: []string{"crc"}},
+		{Op: Bcast, Protect: []string{"merkle", "merkle"}},
+		{Op: Bcast, Sizes: []int{0}},
+		{Op: Bcast, Sizes: []int{MaxSize + 1}},
+		{Op: Bcast, Iters: -1},
+	} {
+		err := Run(context.Background(), eps[0], cfg, nil)
+		if !errors.Is(err, ErrConfig) {
+			t.Errorf("%+v: error %v, want ErrConfig", cfg, err)
+		}
+	}
+	// One rank is enough for the collectives.
+	if err := Run(context.Background(), eps[0], Config{Op: Allgather, Sizes: []int{8}, Iters: 2}, nil); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestDefaults(t *testing.T) {
+	s := DefaultSizes(Latency, 2)
+	if len(s) != 27 || s[0] != 1 || s[26] != 64<<20 {
+		t.Errorf("latency sizes %v", s)
+	}
+	if s := DefaultSizes(Allgather, 4); s[len(s)-1] != 16<<20 {
+		t.Errorf("allgather on 4 ranks up to %d", s[len(s)-1])
+	}
+	for _, tc := range []struct {
+		op                string
+		size, warm, iters int
+	}{
+		{Latency, 8, 100, 1000},
+		{Latency, 1 << 20, 10, 100},
+		{Latency, 64 << 20, 2, 10},
+		{Bandwidth, 8, 10, 100},
+		{Bandwidth, 64 << 20, 2, 5},
+	} {
+		cfg := Config{Op: tc.op}
+		w, i := cfg.counts(tc.size, cfg.window(tc.size))
+		if w != tc.warm || i != tc.iters {
+			t.Errorf("%s %d: %d+%d iterations, want %d+%d", tc.op, tc.size, w, i, tc.warm, tc.iters)
+		}
+	}
+}
