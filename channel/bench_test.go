@@ -80,7 +80,7 @@ func BenchmarkBandwidth(b *testing.B) {
 // Latency as osu_latency: ping-pong, half the round trip.
 func BenchmarkLatency(b *testing.B) {
 	for _, transport := range []string{"local", "tcp"} {
-		for _, size := range []int{8, 1 << 10} {
+		for _, size := range []int{8, 1 << 10, 1 << 20} {
 			for _, protect := range []string{"none", "checksum", "merkle"} {
 				b.Run(fmt.Sprintf("transport=%s/size=%s/protect=%s", transport, sizeName(size), protect), func(b *testing.B) {
 					comms := benchComms(b, transport, protect)

@@ -10,17 +10,21 @@ import (
 	"github.com/sigcheck/sigcheck/internal/wire"
 )
 
-// ctlQueue sends a receiver's control frames (asks, verdicts) on a
-// goroutine of its own. The transport's reading goroutines produce them
-// and must never block on a write: two ranks whose readers each waited to
-// write to the other, behind full socket buffers, would stop for good.
+// ctlQueue sends a receiver's control frames (asks, verdicts). Over TCP
+// they go from a goroutine of their own: the transport's reading
+// goroutines produce them and must never block on a write — two ranks
+// whose readers each waited to write to the other, behind full socket
+// buffers, would stop for good. In process a write never blocks, so the
+// goroutine that produced them sends them (flush), once it holds no lock.
 type ctlQueue struct {
-	e       *engine
-	mu      sync.Mutex
-	q       []ctlFrame
-	wake    chan struct{}
-	stopped chan struct{}
-	once    sync.Once
+	e        *engine
+	inline   bool
+	mu       sync.Mutex
+	q        []ctlFrame
+	draining bool // a flush is sending (inline): the others leave it the queue
+	wake     chan struct{}
+	stopped  chan struct{}
+	once     sync.Once
 }
 
 type ctlFrame struct {
@@ -29,9 +33,11 @@ type ctlFrame struct {
 	payload []byte
 }
 
-func newCtlQueue(e *engine) *ctlQueue {
-	c := &ctlQueue{e: e, wake: make(chan struct{}, 1), stopped: make(chan struct{})}
-	go c.run()
+func newCtlQueue(e *engine, inline bool) *ctlQueue {
+	c := &ctlQueue{e: e, inline: inline, wake: make(chan struct{}, 1), stopped: make(chan struct{})}
+	if !inline {
+		go c.run()
+	}
 	return c
 }
 
@@ -42,10 +48,39 @@ func (c *ctlQueue) push(dst int, h wire.Header, payload []byte) {
 	c.mu.Lock()
 	c.q = append(c.q, ctlFrame{dst, h, payload})
 	c.mu.Unlock()
+	if c.inline {
+		return // the caller flushes
+	}
 	select {
 	case c.wake <- struct{}{}:
 	default:
 	}
+}
+
+// flush sends the queued frames, in order, from the calling goroutine
+// (inline queues only; the caller holds no lock of the engine). A flush
+// that finds another under way (further up the same goroutine's stack,
+// or on another goroutine) leaves the frames to it, which keeps their
+// order and bounds the recursion between two ranks to one level.
+func (c *ctlQueue) flush() {
+	if !c.inline {
+		return
+	}
+	c.mu.Lock()
+	if c.draining {
+		c.mu.Unlock()
+		return
+	}
+	c.draining = true
+	for len(c.q) > 0 {
+		f := c.q[0]
+		c.q = c.q[1:]
+		c.mu.Unlock()
+		c.send(f)
+		c.mu.Lock()
+	}
+	c.draining = false
+	c.mu.Unlock()
 }
 
 func (c *ctlQueue) run() {
@@ -64,13 +99,21 @@ func (c *ctlQueue) run() {
 			f := c.q[0]
 			c.q = c.q[1:]
 			c.mu.Unlock()
-			// A peer that cannot take a small frame in this long is as good
-			// as lost; the transport then says so.
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			c.e.frame(ctx, f.dst, &f.h, f.payload)
-			cancel()
+			c.send(f)
 		}
 	}
+}
+
+func (c *ctlQueue) send(f ctlFrame) {
+	if c.inline { // a copy in process: nothing to wait for
+		c.e.frame(context.Background(), f.dst, &f.h, f.payload)
+		return
+	}
+	// A peer that cannot take a small frame in this long is as good as
+	// lost; the transport then says so.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	c.e.frame(ctx, f.dst, &f.h, f.payload)
+	cancel()
 }
 
 func (c *ctlQueue) stop() { c.once.Do(func() { close(c.stopped) }) }

@@ -16,6 +16,16 @@
 // return once the message is handed to the transport, so two ranks that
 // send to each other before receiving do not deadlock.
 //
+// Protection layers (WithChecksum, WithMerkle; Typed for datatype
+// signatures) check each message on arrival and repair what was
+// corrupted before any receive sees it: a receive returns exactly the
+// bytes sent, or an error. A protected Send of more than EagerLimit
+// bytes returns once the receiver has verified the message; a smaller
+// one returns at once, as MPI's eager sends do, and Flush waits for
+// those (and reports any that could not be repaired, which their
+// receivers report too). The frames of a layer that reach a rank before
+// it has created that layer wait for it.
+//
 // Tags from ReservedTag up belong to the package's own protocols, and
 // AnyTag never matches them: control traffic is never taken for a user's
 // message.

@@ -58,6 +58,9 @@ func newGuard(p *protection, h wire.Header) (*guard, error) {
 		if h.Total/int64(p.seg) > 1<<40 {
 			return nil, fmt.Errorf("%w: %d bytes in %d-byte segments", ErrProtocol, h.Total, p.seg)
 		}
+		if h.Flags == flagRootInline {
+			g.root, g.haveRoot = csum.Value{Lo: h.Sum}, true
+		}
 	}
 	return g, nil
 }

@@ -92,7 +92,7 @@ func NewLocal(n int, opts ...TransportOption) ([]*Endpoint, error) {
 	}
 	net := &localNet{eps: make([]*Endpoint, n)}
 	for r := range n {
-		e := newEngine(r, n)
+		e := newEngine(r, n, true)
 		e.tx = inject(&localTx{net: net, rank: r}, cfg.inj, r, &e.stats)
 		net.eps[r] = &Endpoint{e: e}
 	}

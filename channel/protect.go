@@ -1,8 +1,10 @@
 package channel
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -20,9 +22,11 @@ import (
 // messages that reach a rank before it has created the layer wait for
 // it), whose messages are checked as they arrive and repaired
 // by retransmitting only what was corrupted, before any receive sees
-// them. A Send on a protected Comm returns once the receiver's side has
-// verified the message (which it does on arrival, whether or not a
-// receive is posted: two ranks may still send to each other first).
+// them. A Send on a protected Comm of more than EagerLimit bytes returns
+// once the receiver's side has verified the message (which it does on
+// arrival, whether or not a receive is posted: two ranks may still send
+// to each other first); a smaller one returns at once, keeping a copy to
+// repair from (see EagerLimit, and Flush).
 
 type protMode int
 
@@ -126,6 +130,9 @@ func newLayer(c Comm, p *protection, opts []Option) (Comm, error) {
 			return nil, err
 		}
 	}
+	if p.mode == modeChecksum && p.alg == nil {
+		p.alg = csum.Default(p.chunk)
+	}
 	e := eo.engine()
 	id := e.nextCtx.Add(1)
 	e.register(id, p)
@@ -175,12 +182,24 @@ type pending struct {
 	q    []ctlEvent
 	err  error
 	wake chan struct{}
+
+	// An eager send (see sendProtected) has returned to its caller: its
+	// sender is served from here, by arriveControl, under the engine's
+	// lock — an OK verdict at once, anything else by a goroutine started
+	// on the first such event.
+	eager   *sender
+	started bool
 }
 
 type ctlEvent struct {
 	kind    byte
 	payload []byte
 	ok      bool // its payload check held
+}
+
+// isOK says whether ev is the receiver's "all good".
+func (ev ctlEvent) isOK() bool {
+	return ev.ok && ev.kind == wire.KindVerdict && len(ev.payload) == 1 && ev.payload[0] == verdictOK
 }
 
 func newPending() *pending { return &pending{wake: make(chan struct{}, 1)} }
@@ -244,6 +263,10 @@ const (
 	askRoot  = 1 // the trailer again
 )
 
+// flagRootInline, in the flags of a Merkle message's only frame, says
+// that its Sum is the root (64-bit hashes): no trailer follows.
+const flagRootInline = 1
+
 // Directions of KindAgain, in its Offset field.
 const (
 	againToSender   = 0
@@ -252,15 +275,29 @@ const (
 
 // sender is one protected send in progress.
 type sender struct {
-	e    *engine
-	p    *protection
-	dst  int
-	h    wire.Header // the message's header (kind, offset, length vary)
-	data []byte
-	alg  *csum.Algorithm
-	t    *tree.Tree
-	last ctlFrame // the last control frame sent, for KindAgain
+	e     *engine
+	p     *protection
+	dst   int
+	h     wire.Header // the message's header (kind, offset, length vary)
+	data  []byte
+	alg   *csum.Algorithm
+	t     *tree.Tree
+	last  ctlFrame // the last control frame sent, for KindAgain
+	eager bool     // data is the sender's own copy (eager send)
 }
+
+// Eager protected sends: a message of up to EagerLimit bytes is copied
+// (the sender's retransmission buffer) and Send returns once its frames
+// are out, as MPI's eager sends return before the receiver has the
+// message; the receiver's verdict is handled in the background. Without
+// this, a small protected message costs a second one-way trip (the
+// verdict) on the sender's side of every ping-pong. Larger messages
+// wait for the verdict, repairing from the caller's buffer. At most
+// eagerBudget bytes of copies are kept per rank; beyond, sends wait.
+const (
+	EagerLimit  = 64 << 10
+	eagerBudget = 16 << 20
+)
 
 func (e *engine) sendProtected(ctx context.Context, p *protection, ctxID uint32, dst int, tag int64, data, stamp []byte) error {
 	if dst == e.rank { // nothing crosses a wire
@@ -273,21 +310,51 @@ func (e *engine) sendProtected(ctx context.Context, p *protection, ctxID uint32,
 		h: wire.Header{Kind: wire.KindMsg, Ctx: ctxID, Tag: tag, ID: e.nextID.Add(1), Total: int64(len(data))}}
 	k := msgKey{dst, s.h.ID}
 	ps := newPending()
+	eager := len(data) <= EagerLimit && e.eagerBytes.Add(int64(len(data))) <= eagerBudget
+	if len(data) <= EagerLimit && !eager {
+		e.eagerBytes.Add(-int64(len(data)))
+	}
+	if eager {
+		s.data = bytes.Clone(data)
+		s.eager = true
+	}
 	e.mu.Lock()
 	e.sends[k] = ps
 	e.mu.Unlock()
-	defer func() {
+	err := e.sendStamp(ctx, dst, &s.h, stamp)
+	if err == nil {
+		err = s.transmit(ctx)
+	}
+	if err == nil && eager {
 		e.mu.Lock()
-		delete(e.sends, k)
+		if ps.err == nil && e.sends[k] == ps { // else it failed meanwhile: below
+			ps.eager = s
+			switch {
+			case len(ps.q) == 1 && ps.q[0].isOK():
+				// Verified while it went out (in process, the verdict
+				// comes back inside the last frame's write).
+				delete(e.sends, k)
+				e.eagerBytes.Add(-int64(len(s.data)))
+			case len(ps.q) > 0: // the receiver has spoken, and more than "OK"
+				e.eagerN++
+				ps.started = true
+				go s.background(ps)
+			default:
+				e.eagerN++
+			}
+			e.mu.Unlock()
+			e.stats.msgsOut.Add(1)
+			e.stats.bytesOut.Add(uint64(len(data)))
+			return nil
+		}
+		err = ps.err
 		e.mu.Unlock()
-	}()
-	if err := e.sendStamp(ctx, dst, &s.h, stamp); err != nil {
-		return err
 	}
-	if err := s.transmit(ctx); err != nil {
-		return err
+	if err == nil {
+		err = s.await(ctx, ps)
 	}
-	if err := s.await(ctx, ps); err != nil {
+	s.finish(ps)
+	if err != nil {
 		return err
 	}
 	e.stats.msgsOut.Add(1)
@@ -295,10 +362,73 @@ func (e *engine) sendProtected(ctx context.Context, p *protection, ctxID uint32,
 	return nil
 }
 
-// algIndex numbers the checksum algorithms for the frame's flags byte.
-func algIndex(a *csum.Algorithm) byte {
-	return byte(slices.Index(csum.Names(), a.Name) + 1)
+// finish forgets a send: its pending state and its eager copy.
+func (s *sender) finish(ps *pending) {
+	k := msgKey{s.dst, s.h.ID}
+	s.e.mu.Lock()
+	if s.e.sends[k] == ps {
+		delete(s.e.sends, k)
+	}
+	s.e.mu.Unlock()
+	if s.eager {
+		s.e.eagerBytes.Add(-int64(len(s.data)))
+	}
 }
+
+// background serves an eager send's receiver after Send has returned.
+// A failure is the receiver's to report (its Recv fails); the sender
+// counts it (Stats.Unrepaired) and Flush returns it.
+func (s *sender) background(ps *pending) {
+	err := s.await(context.Background(), ps)
+	s.e.mu.Lock()
+	s.e.eagerEnd(msgKey{s.dst, s.h.ID}, ps, err)
+	s.e.mu.Unlock()
+}
+
+// Flush waits until every protected send of c's rank that returned
+// early (an eager send, of up to EagerLimit bytes) has been verified by
+// its receiver, and returns those that failed since the last Flush (with
+// ErrCorrupted, or a PeerError) — failures their receivers have reported
+// too. Call it before reading Stats, or before closing, to know that no
+// repair is still under way. For a Comm not of this package it does
+// nothing.
+func Flush(ctx context.Context, c Comm) error {
+	eo, ok := c.(engineOf)
+	if !ok {
+		return nil
+	}
+	e := eo.engine()
+	e.mu.Lock()
+	var idle chan struct{}
+	if e.eagerN > 0 {
+		idle = make(chan struct{})
+		e.eagerIdle = append(e.eagerIdle, idle)
+	}
+	e.mu.Unlock()
+	if idle != nil {
+		select {
+		case <-idle:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	e.mu.Lock()
+	errs := e.eagerErrs
+	e.eagerErrs = nil
+	e.mu.Unlock()
+	return errors.Join(errs...)
+}
+
+// algIndex numbers the checksum algorithms for the frame's flags byte.
+func algIndex(a *csum.Algorithm) byte { return algIndices()[a.Name] }
+
+var algIndices = sync.OnceValue(func() map[string]byte {
+	m := map[string]byte{}
+	for i, n := range csum.Names() {
+		m[n] = byte(i + 1)
+	}
+	return m
+})
 
 func algByIndex(i byte) *csum.Algorithm {
 	all := csum.All()
@@ -319,9 +449,6 @@ func (s *sender) transmit(ctx context.Context) error {
 	switch s.p.mode {
 	case modeChecksum:
 		s.alg = s.p.alg
-		if s.alg == nil {
-			s.alg = csum.Default(s.p.chunk)
-		}
 		flags := algIndex(s.alg)
 		return s.e.sendData(ctx, s.dst, &h, s.data, s.p.chunk, func(h *wire.Header, p []byte) {
 			h.Flags, h.Sum = flags, fold(s.alg.Sum(p))
@@ -334,6 +461,15 @@ func (s *sender) transmit(ctx context.Context) error {
 	}
 	s.t = t
 	chunk := MaxFrame / seg * seg
+	if len(s.data) <= chunk && s.p.parity == 0 && t.Hash().Size() == 8 {
+		// One frame: its root rides in its header (which has a check of
+		// its own) instead of a trailer frame — a frame fewer for every
+		// small message.
+		t.HashSegments(s.data, 0, t.Segments())
+		t.Finish()
+		h.Flags, h.Sum, h.Plen = flagRootInline, t.Root().Lo, len(s.data)
+		return s.e.frame(ctx, s.dst, &h, s.data)
+	}
 	err = s.e.sendData(ctx, s.dst, &h, s.data, chunk, func(h *wire.Header, p []byte) {
 		end := h.Offset + int64(len(p))
 		lo, hi := int(h.Offset/int64(seg)), int((end+int64(seg)-1)/int64(seg))
@@ -555,7 +691,16 @@ func (e *engine) arriveControl(src int, h wire.Header, payload []byte, ok bool) 
 	toSender := h.Kind == wire.KindAsk || h.Kind == wire.KindVerdict || h.Kind == wire.KindAgain && h.Offset == againToSender
 	if toSender {
 		if ps := e.sends[k]; ps != nil {
-			ps.push(ctlEvent{h.Kind, payload, ok})
+			ev := ctlEvent{h.Kind, payload, ok}
+			if ps.eager != nil && !ps.started && ev.isOK() {
+				e.eagerEnd(k, ps, nil) // the usual end of an eager send: no goroutine
+				return nil
+			}
+			ps.push(ev)
+			if ps.eager != nil && !ps.started {
+				ps.started = true
+				go ps.eager.background(ps)
+			}
 		}
 		return nil
 	}

@@ -91,6 +91,11 @@ func exchange(t testing.TB, c protCase, comms []Comm) error {
 				return fmt.Errorf("allgather: rank %d's block wrong", i)
 			}
 		}
+		// Eager sends may still be hearing from their receivers: wait,
+		// so that the counters are final.
+		if err := Flush(ctx, cm); err != nil {
+			return fmt.Errorf("flush: %w", err)
+		}
 		return nil
 	})
 }
@@ -174,24 +179,45 @@ func TestUnprotectedCorruptionGoesThrough(t *testing.T) {
 }
 
 // A link that corrupts everything: both ends give up with ErrCorrupted
-// after a bounded exchange, neither hangs.
+// after a bounded exchange, neither hangs. An eager send (up to
+// EagerLimit bytes) has returned by then: the receiver reports the
+// failure, and the sender's Flush.
 func TestHopelessLink(t *testing.T) {
 	for mode := range 3 {
-		c := protCase{P: 2, Size: 50_000, Mode: mode, Seg: 1000}
-		eps, _ := NewLocal(2, WithInjector(&Injector{Rate: 1, Seed: 5}))
-		comms := c.protect(t, eps)
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		errs := make(chan error, 2)
-		go func() { errs <- comms[0].Send(ctx, 1, 0, pattern(c.Size, 1)) }()
-		go func() { _, err := comms[1].Recv(ctx, 0, 0, make([]byte, c.Size)); errs <- err }()
-		for range 2 {
-			if err := <-errs; !errors.Is(err, ErrCorrupted) {
-				t.Errorf("%s: %v", modeNames[mode], err)
+		for _, size := range []int{50_000, EagerLimit + 1000} {
+			c := protCase{P: 2, Size: size, Mode: mode, Seg: 1000}
+			eps, _ := NewLocal(2, WithInjector(&Injector{Rate: 1, Seed: 5}))
+			comms := c.protect(t, eps)
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			sent := make(chan error, 1)
+			go func() { sent <- comms[0].Send(ctx, 1, 0, pattern(c.Size, 1)) }()
+			_, err := comms[1].Recv(ctx, 0, 0, make([]byte, c.Size))
+			if !errors.Is(err, ErrCorrupted) {
+				t.Errorf("%s, %d bytes: receive: %v", modeNames[mode], size, err)
 			}
+			err = <-sent
+			if size > EagerLimit {
+				if !errors.Is(err, ErrCorrupted) {
+					t.Errorf("%s, %d bytes: send: %v", modeNames[mode], size, err)
+				}
+			} else {
+				if err != nil {
+					t.Errorf("%s, %d bytes: eager send: %v", modeNames[mode], size, err)
+				}
+				if err := Flush(ctx, comms[0]); !errors.Is(err, ErrCorrupted) {
+					t.Errorf("%s, %d bytes: Flush after an eager send that failed: %v", modeNames[mode], size, err)
+				}
+				if err := Flush(ctx, comms[0]); err != nil {
+					t.Errorf("%s, %d bytes: a second Flush: %v", modeNames[mode], size, err)
+				}
+				if n := eps[0].Stats().Unrepaired; n != 1 {
+					t.Errorf("%s, %d bytes: the sender counts %d unrepaired", modeNames[mode], size, n)
+				}
+			}
+			cancel()
+			eps[0].Close()
+			eps[1].Close()
 		}
-		cancel()
-		eps[0].Close()
-		eps[1].Close()
 	}
 }
 

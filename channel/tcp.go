@@ -105,7 +105,7 @@ func ConnectTCP(ctx context.Context, cfg TCPConfig) (*Endpoint, error) {
 	if err := cfg.check(); err != nil {
 		return nil, err
 	}
-	e := newEngine(cfg.Rank, cfg.Size)
+	e := newEngine(cfg.Rank, cfg.Size, false)
 	t := &tcpTx{e: e, key: wire.JobKey(cfg.Secret), cfg: cfg, conns: make([]*tcpConn, cfg.Size)}
 	e.tx = inject(t, cfg.Injector, cfg.Rank, &e.stats)
 	ep := &Endpoint{e: e}

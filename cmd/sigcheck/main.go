@@ -49,6 +49,7 @@ func init() {
 		{"verify", "FILE [MANIFEST]", "check a file against its manifest; report corrupted segments as byte ranges", runVerify},
 		{"repair", "FILE [MANIFEST]", "rebuild a file's corrupted segments from its manifest's parity, checked", runRepair},
 		{"tune", "", "measure the checksums on this machine and store the fastest as the default", runTune},
+		{"run", "latency|bw|bcast|allgather", "measure transfers between ranks, OSU-style: each protection beside none, faults on demand", runRun},
 		{"bench", "csum", "print the bandwidth table of the checksums, with read and copy baselines", runBench},
 	}
 }

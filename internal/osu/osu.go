@@ -270,17 +270,22 @@ func Run(ctx context.Context, c channel.Comm, cfg Config, emit func(Row)) error 
 			}
 		}
 	}
-	return nil
+	// No rank closes its endpoint while another still needs it.
+	return channel.Barrier(ctx, c)
 }
 
 // settle reads c's counters at a point where no transfer is under way
-// on any rank: between two barriers of the endpoint itself (whose
+// on any rank: once this rank's eager sends are all verified, between two
+// barriers of the endpoint itself (whose
 // messages are empty, so an injector never damages them). No rank leaves
 // the first before every rank has settled (verified, acknowledged) every
 // transfer before it, and none leaves the second — to send more —
 // before every rank has read its counters. So each row counts its own
 // faults, not those of the previous row or of the results' gather.
 func settle(ctx context.Context, c channel.Comm) (channel.Stats, error) {
+	if err := channel.Flush(ctx, c); err != nil { // eager sends still hearing from their receivers
+		return channel.Stats{}, err
+	}
 	if err := channel.Barrier(ctx, c); err != nil {
 		return channel.Stats{}, err
 	}
