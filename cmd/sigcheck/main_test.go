@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -145,10 +146,22 @@ func TestDemo(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, e)
 	}
-	for _, want := range []string{"accepted", "refused", "mismatch (point-to-point) at element 1", "3000000000000000 elements", "gfd:w=8,m=2", "segments [512 513 20480] found in 15 rounds", "whole again: true"} {
+	for _, want := range []string{"accepted", "refused", "mismatch (point-to-point) at element 1", "3000000000000000 elements", "gfd:w=8,m=2", "segments [512 513 20480] found in 15 rounds", "whole again: true", "Merkle layer: 0 of 160 blocks wrong"} {
 		if !strings.Contains(o, want) {
 			t.Errorf("demo lacks %q:\n%s", want, o)
 		}
+	}
+	// Unprotected, the damage goes through; protected, all of it is caught.
+	var wrong, damaged, caught int
+	if i := strings.Index(o, "unprotected:"); i < 0 {
+		t.Fatal("no unprotected line")
+	} else if _, err := fmt.Sscanf(o[i:], "unprotected: %d of 160 blocks", &wrong); err != nil || wrong == 0 {
+		t.Errorf("unprotected: %d wrong blocks (%v)", wrong, err)
+	}
+	if i := strings.Index(o, "blocks wrong; "); i < 0 {
+		t.Fatal("no Merkle line")
+	} else if _, err := fmt.Sscanf(o[i:], "blocks wrong; %d frames damaged, %d caught", &damaged, &caught); err != nil || damaged == 0 || caught != damaged {
+		t.Errorf("Merkle layer: %d damaged, %d caught (%v)", damaged, caught, err)
 	}
 }
 
