@@ -447,11 +447,17 @@ func plotBandwidth(path string, ms []csum.Measurement, names []string) error {
 		}
 		series = append(series, s)
 	}
+	return writeSizeChart(path, "Checksum bandwidth on "+csum.Machine(), "GB/s", series)
+}
+
+// writeSizeChart writes a line chart of values against message size
+// (a logarithmic axis labelled in bytes) to an SVG file.
+func writeSizeChart(path, title, unit string, series []plot.Series) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return err
 	}
-	err = plot.Lines(f, "Checksum bandwidth on "+csum.Machine(), "GB/s", func(x float64) string { return sizeLabel(int(x)) }, series)
+	err = plot.Lines(f, title, unit, func(x float64) string { return sizeLabel(int(x)) }, series)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

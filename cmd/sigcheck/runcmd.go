@@ -406,14 +406,5 @@ func plotRun(path string, cfg osu.Config, p int, rows []osu.Row) error {
 		}
 		series = append(series, s)
 	}
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	title := fmt.Sprintf("sigcheck run %s, %d ranks, %s", cfg.Op, p, cfg.Transport)
-	err = plot.Lines(f, title, osu.Unit(cfg.Op), func(x float64) string { return sizeLabel(int(x)) }, series)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
+	return writeSizeChart(path, fmt.Sprintf("sigcheck run %s, %d ranks, %s", cfg.Op, p, cfg.Transport), osu.Unit(cfg.Op), series)
 }
