@@ -307,8 +307,18 @@ func (e *engine) arriveData(src int, h wire.Header, fill func([]byte) error) err
 	}
 	e.mu.Unlock()
 
-	err := e.fillPayload(m, h, dst, direct, discard, fill)
-	if err == nil && m.g != nil && !discard {
+	var err error
+	if direct && m.g != nil && m.g.hashesLeaves() {
+		// A Merkle message written in place is hashed piece by piece, each
+		// piece while it is still in cache from the write.
+		const piece = 64 << 10
+		for off := 0; off < len(dst) && err == nil; off += piece {
+			end := min(off+piece, len(dst))
+			if err = fill(dst[off:end]); err == nil {
+				m.g.onData(e, m.recv.buf[:h.Offset+int64(end)], h)
+			}
+		}
+	} else if err = e.fillPayload(m, h, dst, direct, discard, fill); err == nil && m.g != nil && !discard {
 		// Checked as it comes, while the next frame is on the wire.
 		if direct {
 			m.g.onData(e, m.recv.buf[:h.Offset+int64(h.Plen)], h)

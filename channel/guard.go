@@ -93,6 +93,10 @@ func (g *guard) onData(e *engine, buf []byte, h wire.Header) {
 	}
 }
 
+// hashesLeaves says whether onData hashes segments as bytes come (a
+// Merkle message written in place), which it can do piece by piece.
+func (g *guard) hashesLeaves() bool { return g.p.mode == modeMerkle && g.t != nil }
+
 // startTree makes the tree as the message opens, when its bytes go
 // straight into a receive's buffer (whose length bounds what the header
 // claims); a message that waits in its own buffer gets its tree once
