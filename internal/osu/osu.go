@@ -323,9 +323,10 @@ func decodeRecord(b []byte) record {
 
 // bufs are one size's buffers, shared by the protections' rows.
 type bufs struct {
-	send []byte      // this rank's data (stamped per iteration)
-	recv [][]byte    // receive buffers: one, a window's two sets, or p blocks
-	sets [2][][]byte // bw's receiver: two windows, one filling while the other is checked
+	send []byte         // this rank's data (stamped per iteration)
+	recv [][]byte       // receive buffers: one, a window's two sets, or p blocks
+	sets [2][][]byte    // bw's receiver: two windows, one filling while the other is checked
+	want map[int][]byte // each source's data, unstamped, for the checks
 }
 
 func newBufs(op string, rank, p, size, window int) *bufs {
@@ -486,7 +487,7 @@ func (m *measurer) bandwidth(ctx context.Context) (float64, error) {
 				return 0, err
 			}
 			for i, buf := range m.b.sets[k%2] {
-				if lens[i] != m.size || !check(buf, 0, k) {
+				if lens[i] != m.size || !m.b.check(buf, 0, k) {
 					m.mismatches++
 				}
 			}
@@ -515,12 +516,12 @@ func (m *measurer) collective(ctx context.Context, fn func() error) (float64, er
 			busy += time.Since(t)
 		}
 		if m.cfg.Op == Bcast {
-			if rank != 0 && !check(m.b.send, 0, i) {
+			if rank != 0 && !m.b.check(m.b.send, 0, i) {
 				m.mismatches++
 			}
 		} else {
 			for j := range p {
-				if !check(m.b.recv[0][j*m.size:(j+1)*m.size], j, i) {
+				if !m.b.check(m.b.recv[0][j*m.size:(j+1)*m.size], j, i) {
 					m.mismatches++
 				}
 			}
@@ -537,8 +538,7 @@ func micros(d time.Duration) float64 { return float64(d) / float64(time.Microsec
 // The data: 64-bit words of a SplitMix64 sequence that depends on the
 // sending rank, so that a block delivered to the wrong place is caught;
 // its first (up to) 8 bytes are replaced by the iteration number, so that
-// a buffer left over from the previous iteration is caught too. A check
-// recomputes the words rather than keeping a copy of every rank's data.
+// a buffer left over from the previous iteration is caught too.
 
 func word(src, k int) uint64 {
 	z := uint64(src)<<48 ^ uint64(k) + 0x9e3779b97f4a7c15
@@ -565,23 +565,29 @@ func stamp(b []byte, iter int) {
 	copy(b, w[:])
 }
 
-// check reports whether b is src's data stamped with iter.
-func check(b []byte, src, iter int) bool {
-	var w [8]byte
-	binary.LittleEndian.PutUint64(w[:], uint64(iter))
-	n := min(8, len(b))
-	if !bytes.Equal(b[:n], w[:n]) {
+// check reports whether got is src's data stamped with iter, against a
+// copy of src's data made once per size (memcmp speed: checking must not
+// slow down the receiver it runs beside).
+func (b *bufs) check(got []byte, src, iter int) bool {
+	want := b.want[src]
+	if want == nil {
+		want = make([]byte, len(got))
+		fill(want, src)
+		if b.want == nil {
+			b.want = map[int][]byte{}
+		}
+		b.want[src] = want
+	}
+	return checkData(got, want, iter)
+}
+
+// checkData reports whether got is want stamped with iter.
+func checkData(got, want []byte, iter int) bool {
+	if len(got) != len(want) {
 		return false
 	}
-	k := 1
-	for ; 8*k+8 <= len(b); k++ {
-		if binary.LittleEndian.Uint64(b[8*k:]) != word(src, k) {
-			return false
-		}
-	}
-	if tail := b[min(8*k, len(b)):]; len(tail) > 0 {
-		binary.LittleEndian.PutUint64(w[:], word(src, k))
-		return bytes.Equal(tail, w[:len(tail)])
-	}
-	return true
+	var w [8]byte
+	binary.LittleEndian.PutUint64(w[:], uint64(iter))
+	n := min(8, len(got))
+	return bytes.Equal(got[:n], w[:n]) && bytes.Equal(got[n:], want[n:])
 }

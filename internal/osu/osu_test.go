@@ -116,27 +116,32 @@ func TestInjectedFaults(t *testing.T) {
 }
 
 func TestData(t *testing.T) {
+	var b bufs
 	for n := 1; n <= 40; n++ {
+		b.want = nil
 		for _, src := range []int{0, 3} {
-			b := make([]byte, n)
-			fill(b, src)
-			stamp(b, 12)
-			if !check(b, src, 12) {
+			d := make([]byte, n)
+			fill(d, src)
+			stamp(d, 12)
+			if !b.check(d, src, 12) {
 				t.Fatalf("n=%d src=%d: fresh data fails its check", n, src)
 			}
-			if check(b, src, 13) {
+			if b.check(d, src, 13) {
 				t.Fatalf("n=%d: another iteration's stamp passes", n)
 			}
-			if n > 8 && check(b, src+1, 12) {
+			if n > 8 && b.check(d, src+1, 12) {
 				t.Fatalf("n=%d: another rank's data passes", n)
+			}
+			if b.check(d[:n-1], src, 12) {
+				t.Fatalf("n=%d: a short buffer passes", n)
 			}
 			for i := range n {
 				for bit := range 8 {
-					b[i] ^= 1 << bit
-					if check(b, src, 12) {
+					d[i] ^= 1 << bit
+					if b.check(d, src, 12) {
 						t.Fatalf("n=%d: bit %d of byte %d flipped passes", n, bit, i)
 					}
-					b[i] ^= 1 << bit
+					d[i] ^= 1 << bit
 				}
 			}
 		}
