@@ -3,6 +3,7 @@ package tree
 import (
 	"encoding/binary"
 	"fmt"
+	"sync"
 
 	"github.com/zeebo/xxh3"
 
@@ -45,6 +46,20 @@ func LookupHash(name string) (*Hash, error) {
 	if name == "" {
 		name = DefaultHash
 	}
+	if h, ok := hashes.Load(name); ok {
+		return h.(*Hash), nil // a tree per small message: the lookup must cost nothing
+	}
+	h, err := lookupHash(name)
+	if err == nil {
+		hashes.Store(name, h)
+	}
+	return h, err
+}
+
+// hashes caches LookupHash's answers (a Hash never changes).
+var hashes sync.Map
+
+func lookupHash(name string) (*Hash, error) {
 	a, err := csum.Lookup(name)
 	if err != nil {
 		return nil, fmt.Errorf("tree: %w", err)
