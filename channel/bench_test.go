@@ -3,6 +3,8 @@ package channel
 import (
 	"context"
 	"fmt"
+	"io"
+	"net"
 	"testing"
 )
 
@@ -163,4 +165,71 @@ func sizeName(n int) string {
 		return fmt.Sprintf("%dKiB", n>>10)
 	}
 	return fmt.Sprintf("%dB", n)
+}
+
+// The limit for BenchmarkBandwidth over TCP: the same windows of writes
+// and acknowledgements on a bare loopback connection (same socket
+// buffers), no frames, no engine.
+//
+//	go test ./channel -run '^$' -bench 'Loopback|Bandwidth/transport=tcp' -count 6
+func BenchmarkLoopback(b *testing.B) {
+	const window = 16
+	for _, size := range []int{1 << 20, 16 << 20} {
+		b.Run("size="+sizeName(size), func(b *testing.B) {
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer ln.Close()
+			accepted := make(chan net.Conn, 1)
+			go func() {
+				c, _ := ln.Accept()
+				accepted <- c
+			}()
+			cs, err := net.Dial("tcp", ln.Addr().String())
+			if err != nil {
+				b.Fatal(err)
+			}
+			cr := <-accepted
+			defer cs.Close()
+			defer cr.Close()
+			for _, c := range []net.Conn{cs, cr} {
+				c.(*net.TCPConn).SetReadBuffer(sockBuf)
+				c.(*net.TCPConn).SetWriteBuffer(sockBuf)
+			}
+			data, buf := pattern(size, 1), make([]byte, size)
+			b.SetBytes(int64(size * window))
+			done := make(chan error, 1)
+			b.ResetTimer()
+			go func() {
+				for range b.N {
+					for range window {
+						if _, err := io.ReadFull(cr, buf); err != nil {
+							done <- err
+							return
+						}
+					}
+					if _, err := cr.Write([]byte{1}); err != nil {
+						done <- err
+						return
+					}
+				}
+				done <- nil
+			}()
+			var ack [1]byte
+			for range b.N {
+				for range window {
+					if _, err := cs.Write(data); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if _, err := io.ReadFull(cs, ack[:]); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if err := <-done; err != nil {
+				b.Fatal(err)
+			}
+		})
+	}
 }
