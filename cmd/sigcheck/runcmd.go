@@ -264,9 +264,10 @@ func launchTCP(ctx context.Context, e *env, p int, args []string, cfg osu.Config
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var (
-		wg    sync.WaitGroup
-		mu    sync.Mutex
-		fails []error
+		wg     sync.WaitGroup
+		mu     sync.Mutex
+		fails  []error
+		stderr = &lockedWriter{w: e.stderr} // the ranks write their errors concurrently
 	)
 	for r := 1; r < p; r++ {
 		cmd := exec.CommandContext(ctx, exe, append([]string{"run"}, args...)...)
@@ -274,7 +275,7 @@ func launchTCP(ctx context.Context, e *env, p int, args []string, cfg osu.Config
 			channel.EnvRank+"="+strconv.Itoa(r), channel.EnvSize+"="+strconv.Itoa(p),
 			channel.EnvRoot+"="+ln.Addr().String(), channel.EnvSecret+"="+secret)
 		cmd.Stdout = io.Discard
-		cmd.Stderr = e.stderr
+		cmd.Stderr = stderr
 		cmd.WaitDelay = 5 * time.Second
 		if err := cmd.Start(); err != nil {
 			ln.Close()
@@ -299,6 +300,18 @@ func launchTCP(ctx context.Context, e *env, p int, args []string, cfg osu.Config
 		err = errors.Join(fails...)
 	}
 	return err
+}
+
+// lockedWriter serializes writes from several goroutines.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
 
 // printRun writes the rows as OSU does: a header, then one line per size
