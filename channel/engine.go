@@ -310,8 +310,9 @@ func (e *engine) arriveData(src int, h wire.Header, fill func([]byte) error) err
 	var err error
 	if direct && m.g != nil && m.g.hashesLeaves() {
 		// A Merkle message written in place is hashed piece by piece, each
-		// piece while it is still in cache from the write.
-		const piece = 64 << 10
+		// piece while it is still in cache (L2) from the write; over TCP
+		// each piece is a read.
+		const piece = 256 << 10
 		for off := 0; off < len(dst) && err == nil; off += piece {
 			end := min(off+piece, len(dst))
 			if err = fill(dst[off:end]); err == nil {

@@ -379,9 +379,20 @@ func (t *tcpTx) conn(r int) *tcpConn {
 // straight into their destination; anything malformed drops the link.
 func (t *tcpTx) readLoop(r int, tc *tcpConn) {
 	var hb [wire.HeaderSize]byte
+	// Payloads come from what the header's read brought into the buffer,
+	// then straight from the socket into their destination: through the
+	// buffer they would be copied once more, whatever size the engine
+	// reads them in.
 	fill := func(b []byte) error {
-		_, err := io.ReadFull(tc.br, b)
-		return err
+		n := 0
+		if k := tc.br.Buffered(); k > 0 {
+			n, _ = tc.br.Read(b[:min(k, len(b))]) // a copy, no system call
+		}
+		if n < len(b) {
+			_, err := io.ReadFull(tc.c, b[n:])
+			return err
+		}
+		return nil
 	}
 	for {
 		if _, err := io.ReadFull(tc.br, hb[:]); err != nil {
