@@ -100,7 +100,9 @@ func (cfg *TCPConfig) check() error {
 // ConnectTCP joins the job: rank 0 listens on Root and tells every rank
 // where the others listen; each rank then connects to the ranks below it
 // and accepts those above, every connection authenticated, until all
-// Size-1 links are up. It returns when they are, or with the context.
+// Size-1 links are up. It returns when they are, or with the context
+// (ranks other than 0 retry rank 0 until it listens: a launcher starts
+// them in any order). The context bounds the joining only.
 func ConnectTCP(ctx context.Context, cfg TCPConfig) (*Endpoint, error) {
 	if err := cfg.check(); err != nil {
 		return nil, err
@@ -271,11 +273,29 @@ func (t *tcpTx) acceptRanks(ctx context.Context, ln net.Listener, want int, shak
 	return joins, nil
 }
 
+// dialRetry dials addr until it answers or ctx is done: a launcher
+// starts the ranks in no particular order, so rank 0 may not listen yet.
+func dialRetry(ctx context.Context, addr string) (net.Conn, error) {
+	var d net.Dialer
+	wait := 10 * time.Millisecond
+	for {
+		c, err := d.DialContext(ctx, "tcp", addr)
+		if err == nil || ctx.Err() != nil {
+			return c, err
+		}
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+			return nil, fmt.Errorf("%w (last: %w)", ctx.Err(), err)
+		}
+		wait = min(2*wait, 500*time.Millisecond)
+	}
+}
+
 // bootRank is the bootstrap of a rank > 0: join through rank 0, then
 // connect to the ranks below and accept those above.
 func (t *tcpTx) bootRank(ctx context.Context) error {
-	var d net.Dialer
-	c, err := d.DialContext(ctx, "tcp", t.cfg.Root)
+	c, err := dialRetry(ctx, t.cfg.Root)
 	if err != nil {
 		return fmt.Errorf("joining through rank 0 at %s: %w", t.cfg.Root, err)
 	}

@@ -195,3 +195,45 @@ func TestTCPPeerDies(t *testing.T) {
 		t.Errorf("%q %v", buf, err)
 	}
 }
+
+// A launcher starts ranks in any order: a rank that comes up before rank
+// 0 listens keeps trying until it does (or its context ends).
+func TestTCPRankBeforeRoot(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nobody listens there for now
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	secret := []byte("order")
+	joined := make(chan error, 1)
+	var ep1 *Endpoint
+	go func() {
+		var err error
+		ep1, err = ConnectTCP(ctx, TCPConfig{Rank: 1, Size: 2, Root: addr, Secret: secret})
+		joined <- err
+	}()
+	time.Sleep(150 * time.Millisecond)
+	ep0, err := ConnectTCP(ctx, TCPConfig{Rank: 0, Size: 2, Root: addr, Secret: secret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ep0.Close()
+	if err := <-joined; err != nil {
+		t.Fatal(err)
+	}
+	defer ep1.Close()
+	go ep1.Send(ctx, 0, 5, []byte("late"))
+	buf := make([]byte, 4)
+	if _, err := ep0.Recv(ctx, 1, 5, buf); err != nil || string(buf) != "late" {
+		t.Fatalf("%q %v", buf, err)
+	}
+	// With no rank 0 at all, the joining ends with the context.
+	short, cancel2 := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel2()
+	if _, err := ConnectTCP(short, TCPConfig{Rank: 1, Size: 2, Root: addr, Secret: secret}); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("no rank 0: %v", err)
+	}
+}

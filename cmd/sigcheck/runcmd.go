@@ -239,7 +239,11 @@ func firstCause(errs []error) error {
 
 // runTCPRank joins a TCP job as tc says and runs cfg in it.
 func runTCPRank(ctx context.Context, tc channel.TCPConfig, cfg osu.Config, emit func(osu.Row)) error {
-	ep, err := channel.ConnectTCP(ctx, tc)
+	// Ranks started by a launcher come up in any order; a minute is
+	// plenty for all to join, and a missing one then is an error.
+	join, cancel := context.WithTimeout(ctx, time.Minute)
+	ep, err := channel.ConnectTCP(join, tc)
+	cancel()
 	if err != nil {
 		return err
 	}
