@@ -33,10 +33,17 @@ func spmd(t testing.TB, comms []Comm, fn func(ctx context.Context, c Comm) error
 func local(t testing.TB, n int) []Comm {
 	t.Helper()
 	eps, err := NewLocal(n)
+	return asComms(t, eps, err)
+}
+
+// asComms returns a transport's endpoints as Comms, closed when the test
+// ends.
+func asComms(t testing.TB, eps []*Endpoint, err error) []Comm {
+	t.Helper()
 	if err != nil {
 		t.Fatal(err)
 	}
-	comms := make([]Comm, n)
+	comms := make([]Comm, len(eps))
 	for i, ep := range eps {
 		comms[i] = ep
 		t.Cleanup(func() { ep.Close() })

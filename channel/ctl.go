@@ -72,15 +72,28 @@ func (c *ctlQueue) flush() {
 		return
 	}
 	c.draining = true
-	for len(c.q) > 0 {
-		f := c.q[0]
-		c.q = c.q[1:]
-		c.mu.Unlock()
-		c.send(f)
-		c.mu.Lock()
-	}
-	c.draining = false
 	c.mu.Unlock()
+	// The last look at the queue and the end of draining are one step:
+	// a frame pushed meanwhile is never left to a flush that has ended.
+	for f, ok := c.pop(true); ok; f, ok = c.pop(true) {
+		c.send(f)
+	}
+}
+
+// pop takes the first queued frame, if any; for a flush it also ends the
+// draining when there is none.
+func (c *ctlQueue) pop(flushing bool) (ctlFrame, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.q) == 0 {
+		if flushing {
+			c.draining = false
+		}
+		return ctlFrame{}, false
+	}
+	f := c.q[0]
+	c.q = c.q[1:]
+	return f, true
 }
 
 func (c *ctlQueue) run() {
@@ -90,15 +103,7 @@ func (c *ctlQueue) run() {
 		case <-c.stopped:
 			return
 		}
-		for {
-			c.mu.Lock()
-			if len(c.q) == 0 {
-				c.mu.Unlock()
-				break
-			}
-			f := c.q[0]
-			c.q = c.q[1:]
-			c.mu.Unlock()
+		for f, ok := c.pop(false); ok; f, ok = c.pop(false) {
 			c.send(f)
 		}
 	}

@@ -139,9 +139,11 @@ func (r *recvReq) finish(m *message, err error) {
 // the peer broke the protocol; the transport then drops the link.
 func (e *engine) arrive(src int, h wire.Header, fill func([]byte) error) error {
 	if h.Ctx != 0 {
-		if parked, err := e.park(src, h, fill); parked || err != nil {
+		parked, f, err := e.park(src, h, fill)
+		if parked || err != nil {
 			return err
 		}
+		fill = f
 	}
 	err := e.arriveNow(src, h, fill)
 	e.ctl.flush()
@@ -156,37 +158,35 @@ const maxParkedContexts = 1024
 // created yet: the sender made its layer first, as it may, since making
 // one is not collective. The frames wait, in arrival order, for
 // register to replay them — handled before as unprotected, they would
-// leave their sender waiting for a verdict that never comes.
-func (e *engine) park(src int, h wire.Header, fill func([]byte) error) (bool, error) {
+// leave their sender waiting for a verdict that never comes. A frame
+// that is not parked is to be handled now, its payload read with the
+// fill park returns.
+func (e *engine) park(src int, h wire.Header, fill func([]byte) error) (bool, func([]byte) error, error) {
 	e.mu.Lock()
 	_, known := e.prot[h.Ctx]
 	_, replaying := e.parked[h.Ctx]
 	e.mu.Unlock()
 	if known && !replaying {
-		return false, nil
+		return false, fill, nil
 	}
 	payload, err := readSmall(h.Plen, fill)
 	if err != nil {
-		return true, err
+		return true, nil, err
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	_, known = e.prot[h.Ctx]
 	q, replaying := e.parked[h.Ctx]
-	if known && !replaying {
+	switch {
+	case known && !replaying:
 		// Registered and replayed while the payload came: the frames
 		// parked before this one are all handled, so it goes now.
-		e.mu.Unlock()
-		err := e.arriveNow(src, h, bytesFill(payload))
-		e.ctl.flush()
-		e.mu.Lock()
-		return true, err
-	}
-	if !replaying && len(e.parked) >= maxParkedContexts {
-		return true, fmt.Errorf("%w: rank %d: frames for %d contexts this rank has not created", ErrProtocol, src, len(e.parked))
+		return false, bytesFill(payload), nil
+	case !replaying && len(e.parked) >= maxParkedContexts:
+		return true, nil, fmt.Errorf("%w: rank %d: frames for %d contexts this rank has not created", ErrProtocol, src, len(e.parked))
 	}
 	e.parked[h.Ctx] = append(q, parkedFrame{src, h, payload})
-	return true, nil
+	return true, nil, nil
 }
 
 type parkedFrame struct {
@@ -720,7 +720,7 @@ func (e *engine) sendData(ctx context.Context, dst int, h *wire.Header, data []b
 // frame sends one frame to dst (to itself: straight to its own engine).
 func (e *engine) frame(ctx context.Context, dst int, h *wire.Header, p []byte) error {
 	if dst == e.rank {
-		return e.arrive(e.rank, *h, func(b []byte) error { k := copy(b, p); p = p[k:]; return nil })
+		return e.arrive(e.rank, *h, bytesFill(p))
 	}
 	return e.tx.send(ctx, dst, h, p)
 }

@@ -115,25 +115,32 @@ func checkCounts(eps []*Endpoint) error {
 	return nil
 }
 
+// protectedExchange runs exchange on c's layers over eps (a transport
+// with c's injector), checks the counts, closes eps, and says what went
+// wrong ("" if nothing): a gopter property's answer.
+func protectedExchange(t *testing.T, c protCase, eps []*Endpoint, err error) string {
+	if err != nil {
+		return err.Error()
+	}
+	defer func() {
+		for _, ep := range eps {
+			ep.Close()
+		}
+	}()
+	if err := exchange(t, c, c.protect(t, eps)); err != nil {
+		return fmt.Sprintf("%+v (%s): %v", c, modeNames[c.Mode], err)
+	}
+	if err := checkCounts(eps); err != nil {
+		return fmt.Sprintf("%+v (%s): %v", c, modeNames[c.Mode], err)
+	}
+	return ""
+}
+
 func TestProtectedUnderCorruption(t *testing.T) {
 	props := gopter.NewProperties(params(80))
 	props.Property("whatever is corrupted, every rank gets exactly what was sent", prop.ForAll(func(c protCase) string {
 		eps, err := NewLocal(c.P, WithInjector(&Injector{Rate: c.Rate, Seed: c.Seed}))
-		if err != nil {
-			return err.Error()
-		}
-		defer func() {
-			for _, ep := range eps {
-				ep.Close()
-			}
-		}()
-		if err := exchange(t, c, c.protect(t, eps)); err != nil {
-			return fmt.Sprintf("%+v (%s): %v", c, modeNames[c.Mode], err)
-		}
-		if err := checkCounts(eps); err != nil {
-			return fmt.Sprintf("%+v (%s): %v", c, modeNames[c.Mode], err)
-		}
-		return ""
+		return protectedExchange(t, c, eps, err)
 	}, protGen()))
 	props.TestingRun(t)
 }
@@ -142,21 +149,7 @@ func TestProtectedOverTCP(t *testing.T) {
 	props := gopter.NewProperties(params(12))
 	props.Property("the same over TCP", prop.ForAll(func(c protCase) string {
 		eps, err := startTCPWith(c.P, []byte("s"), &Injector{Rate: c.Rate, Seed: c.Seed})
-		if err != nil {
-			return err.Error()
-		}
-		defer func() {
-			for _, ep := range eps {
-				ep.Close()
-			}
-		}()
-		if err := exchange(t, c, c.protect(t, eps)); err != nil {
-			return fmt.Sprintf("%+v (%s): %v", c, modeNames[c.Mode], err)
-		}
-		if err := checkCounts(eps); err != nil {
-			return fmt.Sprintf("%+v (%s): %v", c, modeNames[c.Mode], err)
-		}
-		return ""
+		return protectedExchange(t, c, eps, err)
 	}, protGen()))
 	props.TestingRun(t)
 }

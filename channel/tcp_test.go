@@ -18,15 +18,7 @@ import (
 func tcpRanks(t testing.TB, n int) []Comm {
 	t.Helper()
 	eps, err := startTCP(n, []byte("test secret"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	comms := make([]Comm, n)
-	for i, ep := range eps {
-		comms[i] = ep
-		t.Cleanup(func() { ep.Close() })
-	}
-	return comms
+	return asComms(t, eps, err)
 }
 
 func startTCP(n int, secret []byte) ([]*Endpoint, error) { return startTCPWith(n, secret, nil) }
