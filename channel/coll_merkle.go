@@ -28,7 +28,7 @@ const (
 var corruptHook func(c Comm, b []byte)
 
 func (l *layer) treeOpts() []tree.Option {
-	return []tree.Option{tree.Segment(l.p.seg), tree.UseHash(l.p.hash), tree.Workers(1)}
+	return append(l.p.treeOpts[:len(l.p.treeOpts):len(l.p.treeOpts)], tree.Workers(1))
 }
 
 func (l *layer) rootOf(b []byte) (csum.Value, error) {

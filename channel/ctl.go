@@ -91,8 +91,10 @@ func (c *ctlQueue) pop(flushing bool) (ctlFrame, bool) {
 		}
 		return ctlFrame{}, false
 	}
+	// Shifting the (one or two) frames left keeps the array for the next
+	// push; reslicing from the front would allocate again and again.
 	f := c.q[0]
-	c.q = c.q[1:]
+	c.q = c.q[:copy(c.q, c.q[1:])]
 	return f, true
 }
 

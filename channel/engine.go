@@ -41,22 +41,22 @@ type engine struct {
 	stats      counters
 	ctl        *ctlQueue // control frames, sent off the transport's goroutines
 
-	mu          sync.Mutex
-	posted      []*recvReq          // receives waiting, in the order posted
-	unexpected  []*message          // messages no receive has taken yet, in arrival order
-	inflight    map[msgKey]*message // messages not yet whole (or not yet verified)
-	sends       map[msgKey]*pending // protected sends waiting for their verdict, by (destination, id)
-	prot        map[uint32]*protection
-	parked      map[uint32][]parkedFrame // frames of contexts not created yet (park)
-	stamps      map[msgKey]stamp         // datatype stamps of messages about to open
-	recent      map[msgKey]ctlFrame      // final verdicts of protected messages, to send again if asked
-	recentOrder []msgKey
-	eagerN      int             // eager sends returned to their callers, not yet verified
-	eagerIdle   []chan struct{} // Flush calls waiting for eagerN to be 0
-	eagerErrs   []error         // eager sends that failed since the last Flush (a few)
-	lost        []error         // per peer, once it is gone
-	anyLost     bool
-	closed      bool
+	mu         sync.Mutex
+	posted     []*recvReq          // receives waiting, in the order posted
+	unexpected []*message          // messages no receive has taken yet, in arrival order
+	inflight   map[msgKey]*message // messages not yet whole (or not yet verified)
+	sends      map[msgKey]*pending // protected sends waiting for their verdict, by (destination, id)
+	prot       map[uint32]*protection
+	parked     map[uint32][]parkedFrame // frames of contexts not created yet (park)
+	stamps     map[msgKey]stamp         // datatype stamps of messages about to open
+	recent     []recentVerdict          // final verdicts of protected messages, to send again if asked: a ring
+	recentNext uint64                   // the next slot of recent to fill
+	eagerN     int                      // eager sends returned to their callers, not yet verified
+	eagerIdle  []chan struct{}          // Flush calls waiting for eagerN to be 0
+	eagerErrs  []error                  // eager sends that failed since the last Flush (a few)
+	lost       []error                  // per peer, once it is gone
+	anyLost    bool
+	closed     bool
 }
 
 type msgKey struct {

@@ -44,6 +44,10 @@ type protection struct {
 	parity int             // merkle: parity segments per stripe
 	rounds int             // repair rounds before giving up
 	err    error
+
+	// treeOpts is seg and hash as tree options, made once: every
+	// message's trees take them, and making them allocates.
+	treeOpts []tree.Option
 }
 
 // Option configures a protection layer.
@@ -129,6 +133,7 @@ func newLayer(c Comm, p *protection, opts []Option) (Comm, error) {
 		if _, err := tree.LookupHash(p.hash); err != nil {
 			return nil, err
 		}
+		p.treeOpts = []tree.Option{tree.Segment(p.seg), tree.UseHash(p.hash)}
 	}
 	if p.mode == modeChecksum && p.alg == nil {
 		p.alg = csum.Default(p.chunk)
@@ -178,10 +183,11 @@ func (l *layer) Stats() Stats { return l.e.statsNow() }
 // frames about its message, queued by the transport for the sending
 // goroutine, which alone writes back.
 type pending struct {
-	mu   sync.Mutex
-	q    []ctlEvent
-	err  error
-	wake chan struct{}
+	mu    sync.Mutex
+	q     []ctlEvent
+	first [2]ctlEvent // q's array until more are queued: most sends hear one verdict
+	err   error
+	wake  chan struct{}
 
 	// An eager send (see sendProtected) has returned to its caller: its
 	// sender is served from here, by arriveControl, under the engine's
@@ -202,7 +208,11 @@ func (ev ctlEvent) isOK() bool {
 	return ev.ok && ev.kind == wire.KindVerdict && len(ev.payload) == 1 && ev.payload[0] == verdictOK
 }
 
-func newPending() *pending { return &pending{wake: make(chan struct{}, 1)} }
+func newPending() *pending {
+	p := &pending{wake: make(chan struct{}, 1)}
+	p.q = p.first[:0]
+	return p
+}
 
 func (p *pending) signal() {
 	select {
@@ -232,7 +242,7 @@ func (p *pending) next(ctx context.Context) (ctlEvent, error) {
 		p.mu.Lock()
 		if len(p.q) > 0 {
 			ev := p.q[0]
-			p.q = p.q[1:]
+			p.q = p.q[:copy(p.q, p.q[1:])]
 			p.mu.Unlock()
 			return ev, nil
 		}
@@ -425,18 +435,21 @@ func Flush(ctx context.Context, c Comm) error {
 }
 
 // algIndex numbers the checksum algorithms for the frame's flags byte.
-func algIndex(a *csum.Algorithm) byte { return algIndices()[a.Name] }
-
-var algIndices = sync.OnceValue(func() map[string]byte {
-	m := map[string]byte{}
-	for i, n := range csum.Names() {
-		m[n] = byte(i + 1)
+func algIndex(a *csum.Algorithm) byte {
+	for i, b := range algTable() {
+		if b.Name == a.Name {
+			return byte(i + 1)
+		}
 	}
-	return m
-})
+	return 0
+}
+
+// algTable is csum.All, taken once: both ends look an algorithm up for
+// every frame, and csum.All hands out a fresh copy each time.
+var algTable = sync.OnceValue(csum.All)
 
 func algByIndex(i byte) *csum.Algorithm {
-	all := csum.All()
+	all := algTable()
 	if i == 0 || int(i) > len(all) {
 		return nil
 	}
@@ -460,7 +473,7 @@ func (s *sender) transmit(ctx context.Context) error {
 		})
 	}
 	seg := s.p.seg
-	t, err := tree.New(int64(len(s.data)), tree.Segment(seg), tree.UseHash(s.p.hash))
+	t, err := tree.New(int64(len(s.data)), s.p.treeOpts...)
 	if err != nil {
 		return err
 	}
@@ -712,7 +725,7 @@ func (e *engine) arriveControl(src int, h wire.Header, payload []byte, ok bool) 
 	m := e.inflight[k]
 	if m == nil {
 		if h.Kind == wire.KindAgain {
-			if v, ok := e.recent[k]; ok { // the verdict came corrupted after all
+			if v, ok := e.recentVerdict(k); ok { // the verdict came corrupted after all
 				e.ctl.push(v.dst, v.h, v.payload)
 			}
 		}
