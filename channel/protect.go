@@ -208,13 +208,13 @@ func (ev ctlEvent) isOK() bool {
 	return ev.ok && ev.kind == wire.KindVerdict && len(ev.payload) == 1 && ev.payload[0] == verdictOK
 }
 
-func newPending() *pending {
-	p := &pending{wake: make(chan struct{}, 1)}
-	p.q = p.first[:0]
-	return p
-}
+func (p *pending) init() { p.q = p.first[:0] }
 
+// signal wakes the goroutine waiting in next, if any. Under p.mu.
 func (p *pending) signal() {
+	if p.wake == nil {
+		return // nobody has waited yet: next looks at q and err first
+	}
 	select {
 	case p.wake <- struct{}{}:
 	default:
@@ -224,8 +224,8 @@ func (p *pending) signal() {
 func (p *pending) push(ev ctlEvent) {
 	p.mu.Lock()
 	p.q = append(p.q, ev)
-	p.mu.Unlock()
 	p.signal()
+	p.mu.Unlock()
 }
 
 func (p *pending) fail(err error) {
@@ -233,8 +233,8 @@ func (p *pending) fail(err error) {
 	if p.err == nil {
 		p.err = err
 	}
-	p.mu.Unlock()
 	p.signal()
+	p.mu.Unlock()
 }
 
 func (p *pending) next(ctx context.Context) (ctlEvent, error) {
@@ -247,12 +247,18 @@ func (p *pending) next(ctx context.Context) (ctlEvent, error) {
 			return ev, nil
 		}
 		err := p.err
+		if p.wake == nil {
+			// Made on the first wait only: an eager send verified in
+			// process never waits.
+			p.wake = make(chan struct{}, 1)
+		}
+		wake := p.wake
 		p.mu.Unlock()
 		if err != nil {
 			return ctlEvent{}, err
 		}
 		select {
-		case <-p.wake:
+		case <-wake:
 		case <-ctx.Done():
 			return ctlEvent{}, ctx.Err()
 		}
@@ -299,6 +305,7 @@ type sender struct {
 	t     *tree.Tree
 	last  ctlFrame // the last control frame sent, for KindAgain
 	eager bool     // data is the sender's own copy (eager send)
+	ps    pending  // its state in e.sends: one allocation for both
 }
 
 // Eager protected sends: a message of up to EagerLimit bytes is copied
@@ -324,15 +331,13 @@ func (e *engine) sendProtected(ctx context.Context, p *protection, ctxID uint32,
 	s := &sender{e: e, p: p, dst: dst, data: data,
 		h: wire.Header{Kind: wire.KindMsg, Ctx: ctxID, Tag: tag, ID: e.nextID.Add(1), Total: int64(len(data))}}
 	k := msgKey{dst, s.h.ID}
-	ps := newPending()
+	ps := &s.ps
+	ps.init()
 	eager := len(data) <= EagerLimit && e.eagerBytes.Add(int64(len(data))) <= eagerBudget
 	if len(data) <= EagerLimit && !eager {
 		e.eagerBytes.Add(-int64(len(data)))
 	}
-	if eager {
-		s.data = bytes.Clone(data)
-		s.eager = true
-	}
+	s.eager = eager // its bytes are counted in eagerBytes
 	e.mu.Lock()
 	e.sends[k] = ps
 	e.mu.Unlock()
@@ -341,13 +346,29 @@ func (e *engine) sendProtected(ctx context.Context, p *protection, ctxID uint32,
 		err = s.transmit(ctx)
 	}
 	if err == nil && eager {
+		// Until Send returns, the caller's buffer serves any repair; the
+		// copy that outlives it is made only if the verdict is not in
+		// yet. In process it always is: it comes back inside the last
+		// frame's write, and the copy is never made.
+		e.mu.Lock()
+		verified := ps.err == nil && e.sends[k] == ps && len(ps.q) == 1 && ps.q[0].isOK()
+		if verified {
+			delete(e.sends, k)
+			e.eagerBytes.Add(-int64(len(data)))
+		}
+		e.mu.Unlock()
+		if verified {
+			e.stats.msgsOut.Add(1)
+			e.stats.bytesOut.Add(uint64(len(data)))
+			return nil
+		}
+		own := bytes.Clone(data)
 		e.mu.Lock()
 		if ps.err == nil && e.sends[k] == ps { // else it failed meanwhile: below
+			s.data = own // nothing reads it yet: ps.eager is not set
 			ps.eager = s
 			switch {
-			case len(ps.q) == 1 && ps.q[0].isOK():
-				// Verified while it went out (in process, the verdict
-				// comes back inside the last frame's write).
+			case len(ps.q) == 1 && ps.q[0].isOK(): // verified meanwhile
 				delete(e.sends, k)
 				e.eagerBytes.Add(-int64(len(s.data)))
 			case len(ps.q) > 0: // the receiver has spoken, and more than "OK"
