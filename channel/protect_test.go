@@ -379,3 +379,64 @@ func TestLayerCreatedLate(t *testing.T) {
 		})
 	}
 }
+
+// An eager send returns before its verdict: the caller may overwrite its
+// buffer at once, and whatever the link corrupts must still be repaired
+// from the bytes that were sent, never from what the buffer holds now.
+// (Send copies the message only when the verdict is not in by the time
+// its frames are out; over TCP that is nearly always, in process never.)
+func TestEagerBufferReuse(t *testing.T) {
+	props := gopter.NewProperties(params(20))
+	props.Property("a reused eager buffer never leaks into a repair", prop.ForAll(func(c protCase, tcp bool) string {
+		inj := &Injector{Rate: max(c.Rate, 0.05), Seed: c.Seed}
+		var eps []*Endpoint
+		var err error
+		if tcp {
+			eps, err = startTCPWith(2, []byte("s"), inj)
+		} else {
+			eps, err = NewLocal(2, WithInjector(inj))
+		}
+		if err != nil {
+			return err.Error()
+		}
+		defer func() {
+			for _, ep := range eps {
+				ep.Close()
+			}
+		}()
+		comms := c.protect(t, eps)
+		const msgs = 20
+		size := c.Size % (EagerLimit + 1)
+		err = spmd(t, comms, func(ctx context.Context, cm Comm) error {
+			buf := make([]byte, size)
+			for i := range msgs {
+				want := pattern(size, c.Seed+uint64(i))
+				if cm.Rank() == 0 {
+					copy(buf, want)
+					if err := cm.Send(ctx, 1, 5, buf); err != nil {
+						return fmt.Errorf("send %d: %w", i, err)
+					}
+					for k := range buf {
+						buf[k] = ^want[k] // every bit a repair could take from here is wrong
+					}
+					continue
+				}
+				if _, err := cm.Recv(ctx, 0, 5, buf); err != nil {
+					return fmt.Errorf("recv %d: %w", i, err)
+				}
+				if !bytes.Equal(buf, want) {
+					return fmt.Errorf("message %d of %d bytes differs from what was sent", i, size)
+				}
+			}
+			return Flush(ctx, cm)
+		})
+		if err == nil {
+			err = checkCounts(eps)
+		}
+		if err != nil {
+			return fmt.Sprintf("%+v (%s, tcp %v): %v", c, modeNames[c.Mode], tcp, err)
+		}
+		return ""
+	}, protGen(), gen.Bool()))
+	props.TestingRun(t)
+}
