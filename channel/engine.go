@@ -18,7 +18,7 @@ import (
 // handed to the engine's arrive, from the transport's own goroutines.
 type transport interface {
 	// send delivers one frame to dst; payload is only read during the call.
-	send(ctx context.Context, dst int, h *wire.Header, payload []byte) error
+	send(ctx context.Context, dst int, h wire.Header, payload []byte) error
 	// abort breaks the link with a peer, which becomes lost: the way to
 	// interrupt a transport stalled while writing into a receive buffer.
 	abort(peer int, err error)
@@ -657,7 +657,7 @@ func (e *engine) send(ctx context.Context, ctxID uint32, dst int, tag int64, dat
 	if err := e.sendStamp(ctx, dst, &h, stamp); err != nil {
 		return err
 	}
-	if err := e.sendData(ctx, dst, &h, data, MaxFrame, nil); err != nil {
+	if err := e.sendData(ctx, dst, h, data, MaxFrame, nil); err != nil {
 		return err
 	}
 	e.stats.msgsOut.Add(1)
@@ -692,20 +692,22 @@ func (e *engine) ready(ctx context.Context, dst int) error {
 }
 
 // sendData sends data as KindMsg and KindData frames of at most chunk
-// bytes, calling each(h, payload) on every frame before it goes (to
-// checksum or hash it). If a send fails after the first frame, the
-// receiver is told the message is abandoned.
-func (e *engine) sendData(ctx context.Context, dst int, h *wire.Header, data []byte, chunk int, each func(h *wire.Header, p []byte)) error {
+// bytes, with h's fields otherwise, calling each(offset, payload) on
+// every frame before it goes (to checksum or hash it; what it returns is
+// the frame's Sum). If a send fails after the first frame, the receiver
+// is told the message is abandoned. The header is a value, and each
+// never sees it, so that it stays off the heap.
+func (e *engine) sendData(ctx context.Context, dst int, h wire.Header, data []byte, chunk int, each func(off int64, p []byte) uint64) error {
 	for off := 0; ; {
 		n := min(chunk, len(data)-off)
 		h.Plen, h.Offset = n, int64(off)
 		p := data[off : off+n]
 		if each != nil {
-			each(h, p)
+			h.Sum = each(h.Offset, p)
 		}
-		if err := e.frame(ctx, dst, h, p); err != nil {
+		if err := e.frame(ctx, dst, &h, p); err != nil {
 			if off > 0 {
-				e.abandon(dst, h)
+				e.abandon(dst, &h)
 			}
 			return err
 		}
@@ -722,7 +724,7 @@ func (e *engine) frame(ctx context.Context, dst int, h *wire.Header, p []byte) e
 	if dst == e.rank {
 		return e.arrive(e.rank, *h, bytesFill(p))
 	}
-	return e.tx.send(ctx, dst, h, p)
+	return e.tx.send(ctx, dst, *h, p)
 }
 
 // abandon tells dst that the message of h will not be finished, so that a

@@ -91,7 +91,7 @@ func inject(t transport, inj *Injector, rank int, stats *counters) transport {
 		rng: rand.New(rand.NewPCG(inj.Seed, uint64(rank)+0x9e3779b97f4a7c15))}
 }
 
-func (t *injectTx) send(ctx context.Context, dst int, h *wire.Header, payload []byte) error {
+func (t *injectTx) send(ctx context.Context, dst int, h wire.Header, payload []byte) error {
 	if t.inj.Tags != nil && !slices.Contains(t.inj.Tags, int(h.Tag)) {
 		return t.transport.send(ctx, dst, h, payload)
 	}

@@ -108,12 +108,12 @@ type localTx struct {
 	rank int
 }
 
-func (t *localTx) send(ctx context.Context, dst int, h *wire.Header, payload []byte) error {
+func (t *localTx) send(ctx context.Context, dst int, h wire.Header, payload []byte) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	peer := t.net.eps[dst].e
-	err := peer.arrive(t.rank, *h, func(b []byte) error {
+	err := peer.arrive(t.rank, h, func(b []byte) error {
 		k := copy(b, payload)
 		payload = payload[k:]
 		if k < len(b) {

@@ -488,9 +488,9 @@ func (s *sender) transmit(ctx context.Context) error {
 	switch s.p.mode {
 	case modeChecksum:
 		s.alg = s.p.alg
-		flags := algIndex(s.alg)
-		return s.e.sendData(ctx, s.dst, &h, s.data, s.p.chunk, func(h *wire.Header, p []byte) {
-			h.Flags, h.Sum = flags, fold(s.alg.Sum(p))
+		h.Flags = algIndex(s.alg)
+		return s.e.sendData(ctx, s.dst, h, s.data, s.p.chunk, func(_ int64, p []byte) uint64 {
+			return fold(s.alg.Sum(p))
 		})
 	}
 	seg := s.p.seg
@@ -509,10 +509,11 @@ func (s *sender) transmit(ctx context.Context) error {
 		h.Flags, h.Sum, h.Plen = flagRootInline, t.Root().Lo, len(s.data)
 		return s.e.frame(ctx, s.dst, &h, s.data)
 	}
-	err = s.e.sendData(ctx, s.dst, &h, s.data, chunk, func(h *wire.Header, p []byte) {
-		end := h.Offset + int64(len(p))
-		lo, hi := int(h.Offset/int64(seg)), int((end+int64(seg)-1)/int64(seg))
+	err = s.e.sendData(ctx, s.dst, h, s.data, chunk, func(off int64, p []byte) uint64 {
+		end := off + int64(len(p))
+		lo, hi := int(off/int64(seg)), int((end+int64(seg)-1)/int64(seg))
 		t.HashSegments(s.data[:end], lo, hi)
+		return 0
 	})
 	if err != nil {
 		return err

@@ -439,7 +439,7 @@ func (t *tcpTx) fail(r int, tc *tcpConn, err error) {
 	t.e.lose(r, err)
 }
 
-func (t *tcpTx) send(ctx context.Context, dst int, h *wire.Header, payload []byte) error {
+func (t *tcpTx) send(ctx context.Context, dst int, h wire.Header, payload []byte) error {
 	tc := t.conn(dst)
 	if tc == nil {
 		return &PeerError{Rank: dst, Err: errors.New("no connection")}
