@@ -70,10 +70,7 @@ func (l *layer) Bcast(ctx context.Context, root int, buf []byte) error {
 	return l.bcastRepair(ctx, buf, rm)
 }
 
-func (l *layer) hashSize() int {
-	h, _ := tree.LookupHash(l.p.hash)
-	return h.Size()
-}
+func (l *layer) hashSize() int { return l.p.h.Size() }
 
 // bcastCheck is a non-root's side: say whether its copy is right, and
 // take the root's until it is.

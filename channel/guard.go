@@ -100,9 +100,11 @@ func (g *guard) hashesLeaves() bool { return g.p.mode == modeMerkle && g.t != ni
 // startTree makes the tree as the message opens, when its bytes go
 // straight into a receive's buffer (whose length bounds what the header
 // claims); a message that waits in its own buffer gets its tree once
-// whole, so that nothing is allocated on a header's word. Under e.mu.
+// whole, so that nothing is allocated on a header's word. A message of
+// one frame with its root inline gets none unless the roots differ
+// (verifyRoot). Under e.mu.
 func (g *guard) startTree(m *message) {
-	if g.p.mode == modeMerkle && m.direct && g.t == nil {
+	if g.p.mode == modeMerkle && m.direct && g.t == nil && !g.haveRoot {
 		g.t, _ = tree.New(m.total, g.p.treeOpts...)
 	}
 }
@@ -143,6 +145,12 @@ func (g *guard) ensureTree(m *message) {
 
 // verifyRoot compares the roots, and descends if they differ.
 func (g *guard) verifyRoot(e *engine, m *message) {
+	if g.t == nil { // not hashed as it came: most often a small message, which needs no tree if all is well
+		if root, err := g.p.h.Root(m.buf(), g.p.seg); err == nil && root == g.root {
+			g.accept(e, m)
+			return
+		}
+	}
 	g.ensureTree(m)
 	if g.t.Root() == g.root {
 		g.accept(e, m)
@@ -370,8 +378,8 @@ func (g *guard) onParity(e *engine, m *message, h wire.Header, b []byte, ok bool
 func (g *guard) control(e *engine, m *message, kind byte, payload []byte) {
 	g.ctl++
 	limit := 64 + 8*g.p.rounds
-	if g.t != nil {
-		limit += 4 * g.t.Depth() * g.p.rounds
+	if g.p.mode == modeMerkle {
+		limit += 4 * treeDepth(m.total, g.p.seg) * g.p.rounds
 	}
 	if g.ctl > limit && kind != wire.KindVerdict {
 		g.fail(e, m, fmt.Errorf("no agreement after %d control frames", limit))

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/bits"
 	"slices"
 	"sync"
 
@@ -48,6 +49,15 @@ type protection struct {
 	// treeOpts is seg and hash as tree options, made once: every
 	// message's trees take them, and making them allocates.
 	treeOpts []tree.Option
+	h        *tree.Hash // merkle: hash, looked up once
+}
+
+// treeDepth is the depth of the tree of size bytes in seg-byte segments
+// (tree.Tree.Depth), without making the tree: the bound on a protocol's
+// exchanges grows with it.
+func treeDepth(size int64, seg int) int {
+	n := max(1, (size+int64(seg)-1)/int64(seg))
+	return bits.Len64(uint64(2*n-1)) - 1
 }
 
 // Option configures a protection layer.
@@ -130,9 +140,11 @@ func newLayer(c Comm, p *protection, opts []Option) (Comm, error) {
 		return nil, fmt.Errorf("channel: %d repair rounds", p.rounds)
 	}
 	if p.mode == modeMerkle {
-		if _, err := tree.LookupHash(p.hash); err != nil {
+		h, err := tree.LookupHash(p.hash)
+		if err != nil {
 			return nil, err
 		}
+		p.h = h
 		p.treeOpts = []tree.Option{tree.Segment(p.seg), tree.UseHash(p.hash)}
 	}
 	if p.mode == modeChecksum && p.alg == nil {
@@ -494,21 +506,24 @@ func (s *sender) transmit(ctx context.Context) error {
 		})
 	}
 	seg := s.p.seg
+	chunk := merkleChunk(seg)
+	if len(s.data) <= chunk && s.p.parity == 0 && s.p.h.Size() == 8 {
+		// One frame: its root rides in its header (which has a check of
+		// its own) instead of a trailer frame — a frame fewer for every
+		// small message. The tree is made only if the receiver descends
+		// (merkleTree).
+		root, err := s.p.h.Root(s.data, seg)
+		if err != nil {
+			return err
+		}
+		h.Flags, h.Sum, h.Plen = flagRootInline, root.Lo, len(s.data)
+		return s.e.frame(ctx, s.dst, &h, s.data)
+	}
 	t, err := tree.New(int64(len(s.data)), s.p.treeOpts...)
 	if err != nil {
 		return err
 	}
 	s.t = t
-	chunk := merkleChunk(seg)
-	if len(s.data) <= chunk && s.p.parity == 0 && t.Hash().Size() == 8 {
-		// One frame: its root rides in its header (which has a check of
-		// its own) instead of a trailer frame — a frame fewer for every
-		// small message.
-		t.HashSegments(s.data, 0, t.Segments())
-		t.Finish()
-		h.Flags, h.Sum, h.Plen = flagRootInline, t.Root().Lo, len(s.data)
-		return s.e.frame(ctx, s.dst, &h, s.data)
-	}
 	err = s.e.sendData(ctx, s.dst, h, s.data, chunk, func(off int64, p []byte) uint64 {
 		end := off + int64(len(p))
 		lo, hi := int(off/int64(seg)), int((end+int64(seg)-1)/int64(seg))
@@ -558,7 +573,18 @@ func (s *sender) control(ctx context.Context, h wire.Header, payload []byte, kee
 }
 
 func (s *sender) sendTrailer(ctx context.Context) error {
-	return s.control(ctx, s.ctlHeader(wire.KindTrailer), tree.AppendRoot(nil, s.t.Root(), s.t.Hash().Size()), true)
+	t := s.merkleTree()
+	return s.control(ctx, s.ctlHeader(wire.KindTrailer), tree.AppendRoot(nil, t.Root(), t.Hash().Size()), true)
+}
+
+// merkleTree returns the message's tree (nil under checksum protection),
+// made now for a message that went as one frame with its root inline:
+// its receiver descends.
+func (s *sender) merkleTree() *tree.Tree {
+	if s.t == nil && s.p.mode == modeMerkle {
+		s.t, _ = tree.Build(s.data, append(s.p.treeOpts[:len(s.p.treeOpts):len(s.p.treeOpts)], tree.Workers(1))...)
+	}
+	return s.t
 }
 
 // await serves the receiver until its verdict: answers to its descent,
@@ -567,8 +593,8 @@ func (s *sender) sendTrailer(ctx context.Context) error {
 // ends in ErrCorrupted, never in an endless conversation.
 func (s *sender) await(ctx context.Context, ps *pending) error {
 	limit := 64 + 8*s.p.rounds
-	if s.t != nil {
-		limit += 4 * s.t.Depth() * s.p.rounds
+	if s.p.mode == modeMerkle {
+		limit += 4 * treeDepth(int64(len(s.data)), s.p.seg) * s.p.rounds
 	}
 	for n := 0; n <= limit; n++ {
 		ev, err := ps.next(ctx)
@@ -674,10 +700,11 @@ func (s *sender) parseResend(b []byte) ([][2]int64, error) {
 			}
 			out = append(out, [2]int64{int64(a), int64(l)})
 		default:
-			if s.t == nil || a >= uint64(s.t.Segments()) {
+			t := s.merkleTree()
+			if t == nil || a >= uint64(t.Segments()) {
 				return nil, fmt.Errorf("%w: rank %d asks for segment %d", ErrProtocol, s.dst, a)
 			}
-			off, sn := s.t.SegmentRange(int(a))
+			off, sn := t.SegmentRange(int(a))
 			out = append(out, [2]int64{off, max(sn, 0)})
 		}
 	}
@@ -689,7 +716,8 @@ func (s *sender) parseResend(b []byte) ([][2]int64, error) {
 
 // ask answers the receiver's descent.
 func (s *sender) ask(ctx context.Context, b []byte) error {
-	if s.t == nil || len(b) == 0 {
+	t := s.merkleTree()
+	if t == nil || len(b) == 0 {
 		return fmt.Errorf("%w: a question from rank %d about a message without a tree", ErrProtocol, s.dst)
 	}
 	if b[0] == askRoot {
@@ -699,11 +727,11 @@ func (s *sender) ask(ctx context.Context, b []byte) error {
 	if err := q.UnmarshalBinary(b[1:]); err != nil {
 		return err
 	}
-	a, err := s.t.Answer(q)
+	a, err := t.Answer(q)
 	if err != nil {
 		return err
 	}
-	return s.control(ctx, s.ctlHeader(wire.KindAnswer), a.AppendBinary(nil, s.t.Hash().Size()), true)
+	return s.control(ctx, s.ctlHeader(wire.KindAnswer), a.AppendBinary(nil, t.Hash().Size()), true)
 }
 
 // arriveControl routes a control frame to the send or the message it is

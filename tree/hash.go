@@ -143,3 +143,35 @@ func innerXXH3(l, r, seed uint64) uint64 {
 	binary.LittleEndian.PutUint64(b[8:], r)
 	return xxh3.HashSeed(b[:], seed)
 }
+
+// smallLeaves is the most segments Hash.Root hashes with its nodes on the
+// stack: 256 KiB in the default 2 KiB segments, a protocol's one-frame
+// message.
+const smallLeaves = 128
+
+// Root returns the root of the tree Build makes of data in segments of
+// seg bytes with this hash, without keeping the tree: with the default
+// hash and up to 128 segments nothing is allocated. A protocol needs the
+// root of every small message, and the tree only when two roots differ.
+func (h *Hash) Root(data []byte, seg int) (csum.Value, error) {
+	if seg <= 0 {
+		return csum.Value{}, fmt.Errorf("%w %d: must be positive", ErrSegment, seg)
+	}
+	n := max(1, (len(data)+seg-1)/seg)
+	if h.kind != kindXXH3 || n > smallLeaves {
+		t, err := Build(data, Segment(seg), UseHash(h.name), Workers(1))
+		if err != nil {
+			return csum.Value{}, err
+		}
+		return t.Root(), nil
+	}
+	var nodes [2*smallLeaves - 1]uint64 // the layout of Tree.nodes
+	for j := range n {
+		off := j * seg
+		nodes[j+n-1] = xxh3.HashSeed(data[off:min(off+seg, len(data))], uint64(j+n-1))
+	}
+	for i := n - 2; i >= 0; i-- { // children (2i+1, 2i+2) before parents
+		nodes[i] = innerXXH3(nodes[2*i+1], nodes[2*i+2], uint64(i))
+	}
+	return csum.Value{Lo: nodes[0]}, nil
+}

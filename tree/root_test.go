@@ -1,0 +1,55 @@
+package tree
+
+import (
+	"errors"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/leanovate/gopter"
+	"github.com/leanovate/gopter/gen"
+	"github.com/leanovate/gopter/prop"
+)
+
+// Hash.Root is Build's root, whatever the size, segment and hash — on
+// its stack path (XXH3, up to 128 segments) and off it.
+func TestHashRootIsBuildRoot(t *testing.T) {
+	props := gopter.NewProperties(params(300))
+	props.Property("Root(data) == Build(data).Root()", prop.ForAll(func(size, seg int, name string, seed uint64) bool {
+		data := make([]byte, size)
+		rng := rand.New(rand.NewPCG(seed, 1))
+		for i := range data {
+			data[i] = byte(rng.Uint32())
+		}
+		h, err := LookupHash(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr, err := Build(data, Segment(seg), UseHash(name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := h.Root(data, seg)
+		return err == nil && got == tr.Root()
+	}, gen.IntRange(0, 300_000), gen.OneConstOf(1, 7, 64, 2048, 5000), gen.OneConstOf("xxh3", "xxh3-128", "crc32c"), gen.UInt64()))
+	props.TestingRun(t)
+}
+
+func TestHashRootEdges(t *testing.T) {
+	h, _ := LookupHash("")
+	if _, err := h.Root([]byte("x"), 0); !errors.Is(err, ErrSegment) {
+		t.Errorf("segment 0: %v, want ErrSegment", err)
+	}
+	data := make([]byte, smallLeaves*DefaultSegment)
+	for i := range data {
+		data[i] = byte(i * 31)
+	}
+	for _, n := range []int{0, 1, DefaultSegment, len(data) - 1, len(data)} {
+		tr, _ := Build(data[:n])
+		if got, _ := h.Root(data[:n], DefaultSegment); got != tr.Root() {
+			t.Errorf("%d bytes: %x, Build says %x", n, got, tr.Root())
+		}
+	}
+	if a := testing.AllocsPerRun(20, func() { h.Root(data, DefaultSegment) }); a != 0 {
+		t.Errorf("the root of %d segments allocates %v times, want 0", smallLeaves, a)
+	}
+}
