@@ -143,6 +143,8 @@ type tcpConn struct {
 	br   *bufio.Reader
 	wmu  sync.Mutex
 	hdr  [wire.HeaderSize]byte
+	out  [2][]byte   // header and payload of the frame being written (under wmu)
+	bufs net.Buffers // over out: a field, so that writing allocates nothing
 	once sync.Once
 }
 
@@ -450,10 +452,16 @@ func (t *tcpTx) send(ctx context.Context, dst int, h wire.Header, payload []byte
 	dl, _ := ctx.Deadline()
 	tc.c.SetWriteDeadline(dl)
 	// A context done mid-write interrupts it; the link is then broken
-	// (half a frame is on the wire) and the peer is lost.
-	stop := context.AfterFunc(ctx, func() { tc.c.SetWriteDeadline(time.Now()) })
-	bufs := net.Buffers{tc.hdr[:], payload}
-	_, err := bufs.WriteTo(tc.c)
+	// (half a frame is on the wire) and the peer is lost. (A context that
+	// is never done, as most sends' are, needs no watching.)
+	stop := func() bool { return true }
+	if ctx.Done() != nil {
+		stop = context.AfterFunc(ctx, func() { tc.c.SetWriteDeadline(time.Now()) })
+	}
+	tc.out = [2][]byte{tc.hdr[:], payload}
+	tc.bufs = tc.out[:]
+	_, err := tc.bufs.WriteTo(tc.c)
+	tc.out[1] = nil // the caller's buffer is not ours to keep
 	stop()
 	if err != nil {
 		t.fail(dst, tc, err)
