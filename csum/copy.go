@@ -32,6 +32,11 @@ func Copy(dst, src []byte) int {
 	return n
 }
 
+// xxh3Piece is the piece of the fused copy+XXH3 below streamMin: the
+// hash kernel reads each piece while it is in L1 from its copy (measured
+// at 1 MiB: 34 GB/s in 2 KiB pieces, 31 in 8 KiB, 27 in CopyChunk ones).
+const xxh3Piece = 2 << 10
+
 // streamMin is the size from which CopySum writes with non-temporal
 // stores: past it, source and destination no longer fit in the last-level
 // cache together. (Go's own copy switches at 1 MiB; measured here,
@@ -57,7 +62,9 @@ var streamPiece = 1 << 10
 // large buffers, and the checksum rides on the read.
 //
 // Algorithms whose state starts from the total length (MurmurHash64A,
-// SuperFastHash) stream too, since the length is known here.
+// SuperFastHash) stream too, since the length is known here. XXH3 and
+// XXH3-128 have a block kernel of their own on CPUs with AVX-512
+// (xxh3fused.go), fed 2 KiB pieces below 8 MiB.
 func (a *Algorithm) CopySum(dst, src []byte) Value {
 	if len(dst) < len(src) {
 		panic("csum: CopySum: dst shorter than src")
@@ -67,8 +74,16 @@ func (a *Algorithm) CopySum(dst, src []byte) Value {
 		copy(dst, src)
 		return a.sum(dst[:n])
 	}
+	stream := haveStreamingCopy && n >= streamMin
+	if a.xxh3 != 0 && haveXXH3Kernel {
+		piece := xxh3Piece
+		if stream {
+			piece = streamPiece
+		}
+		return xxh3CopySum(dst, src, piece, stream, a.xxh3 == 128)
+	}
 	h := a.NewFor(int64(n))
-	if haveStreamingCopy && n >= streamMin {
+	if stream {
 		for off := 0; off < n; off += streamPiece {
 			end := min(off+streamPiece, n)
 			h.Write(src[off:end])

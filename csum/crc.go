@@ -61,6 +61,7 @@ var xxh3Alg = &Algorithm{
 	About:   "XXH3-64 (xxHash), from github.com/zeebo/xxh3",
 	sum:     func(p []byte) Value { return Value{Lo: xxh3.Hash(p)} },
 	new:     func() Hash { return xxh3Hash{xxh3.New()} },
+	xxh3:    64,
 }
 
 var xxh3_128Alg = &Algorithm{
@@ -71,7 +72,8 @@ var xxh3_128Alg = &Algorithm{
 		v := xxh3.Hash128(p)
 		return Value{Hi: v.Hi, Lo: v.Lo}
 	},
-	new: func() Hash { return xxh3Hash128{xxh3.New128()} },
+	new:  func() Hash { return xxh3Hash128{xxh3.New128()} },
+	xxh3: 128,
 }
 
 type xxh3Hash struct{ *xxh3.Hasher }

@@ -38,6 +38,7 @@ type Algorithm struct {
 	newSized func(total int) Hash // streaming, total length known (for algorithms seeded with it)
 	combine  func(a, b Value, lenB uint64) Value
 	align    int // Combine needs len(A) to be a multiple of align
+	xxh3     int // 64 or 128 for XXH3, whose CopySum has a kernel of its own
 }
 
 // ErrUnknown is returned (wrapped) for a name that is not in the registry.
