@@ -3,6 +3,8 @@ package csum
 import (
 	"runtime"
 	"sync"
+
+	"github.com/sigcheck/sigcheck/internal/xxh3k"
 )
 
 // CopyChunk is the piece size of Copy and CopySum below 8 MiB: large
@@ -64,7 +66,7 @@ var streamPiece = 1 << 10
 // Algorithms whose state starts from the total length (MurmurHash64A,
 // SuperFastHash) stream too, since the length is known here. XXH3 and
 // XXH3-128 have a block kernel of their own on CPUs with AVX-512
-// (xxh3fused.go), fed 2 KiB pieces below 8 MiB.
+// (internal/xxh3k), fed 2 KiB pieces below 8 MiB.
 func (a *Algorithm) CopySum(dst, src []byte) Value {
 	if len(dst) < len(src) {
 		panic("csum: CopySum: dst shorter than src")
@@ -75,7 +77,7 @@ func (a *Algorithm) CopySum(dst, src []byte) Value {
 		return a.sum(dst[:n])
 	}
 	stream := haveStreamingCopy && n >= streamMin
-	if a.xxh3 != 0 && haveXXH3Kernel {
+	if a.xxh3 != 0 && xxh3k.Available {
 		piece := xxh3Piece
 		if stream {
 			piece = streamPiece

@@ -1,15 +1,16 @@
 #include "textflag.h"
 
-// func xxh3BlocksAVX512(acc *xxh3Acc, data *byte, n int, secret *byte)
+// The eight 64-bit accumulators live in one ZMM register. A stripe
+// adds, to lane i, data[i^1] (VPSHUFD $0x4e swaps the 64-bit halves of
+// each 128-bit lane) and lo32·hi32 of data[i]^key[i].
+
+// func blocksAVX512(acc *Acc, data *byte, n int, secret *byte)
 //
-// Consumes n whole 1024-byte blocks of XXH3 (long inputs, seed 0): per
-// block, 16 stripes of 64 bytes, stripe s keyed by secret+8s, then the
-// scramble with secret+128. The eight 64-bit accumulators live in one
-// ZMM register; even and odd stripes add into two (Z0, Z1), joined before
-// each scramble, so that the additions do not wait on one another.
-// Lane i takes data[i]·(its key) products and data[i^1] (VPSHUFD $0x4e
-// swaps the 64-bit halves of each 128-bit lane).
-TEXT ·xxh3BlocksAVX512(SB), NOSPLIT, $0-32
+// Consumes n whole 1024-byte blocks: per block 16 stripes, stripe s
+// keyed by secret+8s, then the scramble with secret+128. Even and odd
+// stripes add into two registers (Z0, Z1), joined before each scramble,
+// so that the additions do not wait on one another.
+TEXT ·blocksAVX512(SB), NOSPLIT, $0-32
 	MOVQ acc+0(FP), AX
 	MOVQ data+8(FP), SI
 	MOVQ n+16(FP), CX
@@ -153,7 +154,7 @@ block:
 	VPADDQ Z23, Z1, Z1
 	VPADDQ Z1, Z0, Z0
 	VPXORQ Z1, Z1, Z1
-	// scramble: acc ^= acc>>47; acc ^= key; acc *= PRIME32_1 (as lo·p + (hi·p)<<32)
+	// scramble: acc ^= acc>>47 ^ key; acc *= PRIME32_1, as lo·p + (hi·p)<<32
 	VPSRLQ $47, Z0, Z20
 	VPTERNLOGQ $0x96, Z18, Z20, Z0
 	VPSRLQ $32, Z0, Z21
@@ -166,6 +167,38 @@ block:
 	JNZ block
 
 done:
+	VMOVDQU64 Z0, (AX)
+	VZEROUPPER
+	RET
+
+// func stripesAVX512(acc *Acc, data *byte, n int, key *byte)
+//
+// Consumes n stripes of 64 bytes, stripe s keyed by key+8s, with no
+// scramble: the last block's stripes (n < 16) and the last stripe.
+TEXT ·stripesAVX512(SB), NOSPLIT, $0-32
+	MOVQ acc+0(FP), AX
+	MOVQ data+8(FP), SI
+	MOVQ n+16(FP), CX
+	MOVQ key+24(FP), DX
+	VMOVDQU64 (AX), Z0
+	TESTQ CX, CX
+	JZ sdone
+
+stripe:
+	VMOVDQU64 (SI), Z20
+	VMOVDQU64 (DX), Z2
+	VPXORQ Z2, Z20, Z21
+	VPSRLQ $32, Z21, Z24
+	VPMULUDQ Z24, Z21, Z21
+	VPSHUFD $0x4e, Z20, Z20
+	VPADDQ Z20, Z0, Z0
+	VPADDQ Z21, Z0, Z0
+	ADDQ $64, SI
+	ADDQ $8, DX
+	DECQ CX
+	JNZ stripe
+
+sdone:
 	VMOVDQU64 Z0, (AX)
 	VZEROUPPER
 	RET

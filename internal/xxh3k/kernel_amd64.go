@@ -1,0 +1,32 @@
+package xxh3k
+
+import (
+	"unsafe"
+
+	"golang.org/x/sys/cpu"
+)
+
+// Available says whether the AVX-512 kernels run here.
+var Available = cpu.X86.HasAVX512F
+
+//go:noescape
+func blocksAVX512(acc *Acc, data *byte, n int, secret *byte)
+
+//go:noescape
+func stripesAVX512(acc *Acc, data *byte, n int, key *byte)
+
+func blocks(acc *Acc, p []byte, n int, s *secret) {
+	if Available {
+		blocksAVX512(acc, unsafe.SliceData(p), n, &s[0])
+		return
+	}
+	blocksGeneric(acc, p, n, s)
+}
+
+func stripes(acc *Acc, p []byte, n int, k []byte) {
+	if Available {
+		stripesAVX512(acc, unsafe.SliceData(p), n, unsafe.SliceData(k))
+		return
+	}
+	stripesGeneric(acc, p, n, k)
+}

@@ -1,0 +1,9 @@
+//go:build !amd64
+
+package xxh3k
+
+// Available is false: the scalar loops run.
+var Available = false
+
+func blocks(acc *Acc, p []byte, n int, s *secret) { blocksGeneric(acc, p, n, s) }
+func stripes(acc *Acc, p []byte, n int, k []byte) { stripesGeneric(acc, p, n, k) }
