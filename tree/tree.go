@@ -73,8 +73,12 @@ func UseHash(name string) Option { return func(c *config) { c.hash = name } }
 // The default is GOMAXPROCS.
 func Workers(n int) Option { return func(c *config) { c.workers = n } }
 
-// parallelMin is the buffer size below which Build stays on one goroutine.
-const parallelMin = 1 << 20
+// parallelMin is the buffer size below which Build stays on one goroutine:
+// measured on 2 cores with 2 KiB segments, a parallel build of 1 MiB ran
+// at 75 % of the serial one (goroutines and batch hand-out cost more than
+// the second core brings), of 2 MiB at par, of 4 MiB 1.23× faster, of
+// 8 MiB 1.4×.
+const parallelMin = 2 << 20
 
 // Build returns the tree of data.
 func Build(data []byte, opts ...Option) (*Tree, error) {
