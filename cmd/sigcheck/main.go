@@ -34,10 +34,14 @@ type env struct {
 	stdout, stderr io.Writer
 }
 
+// commands lists the subcommands in the order help shows them. A command
+// that lives in a file of its own may add itself from that file's init
+// (commands = append(commands, &command{…})): package-level variables are
+// set before any init runs, so such commands follow these.
 var commands []*command
 
 func init() {
-	commands = []*command{
+	commands = append([]*command{
 		{"demo", "", "show what sigcheck catches, on built-in data, in a few seconds", runDemo},
 		{"sig", "TYPE", "print the signature of a datatype", runSig},
 		{"match", "SEND RECV", "check that a send and a receive datatype match by MPI's rules", runMatch},
@@ -51,7 +55,7 @@ func init() {
 		{"tune", "", "measure the checksums on this machine and store the fastest as the default", runTune},
 		{"run", "latency|bw|bcast|allgather", "measure transfers between ranks, OSU-style: each protection beside none, faults on demand", runRun},
 		{"bench", "csum", "print the bandwidth table of the checksums, with read and copy baselines", runBench},
-	}
+	}, commands...)
 }
 
 func main() {
