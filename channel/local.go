@@ -2,6 +2,7 @@ package channel
 
 import (
 	"context"
+	"crypto/rand"
 	"fmt"
 
 	"github.com/sigcheck/sigcheck/internal/wire"
@@ -11,7 +12,8 @@ import (
 // (protection layers, collectives) build on. Close it when done: the other
 // ranks then see it as lost.
 type Endpoint struct {
-	e *engine
+	e     *engine
+	links func(peer int) ([]byte, error) // the link secrets (LinkKey)
 }
 
 // Rank returns this endpoint's rank.
@@ -45,6 +47,28 @@ func (p *Endpoint) post(src, tag int, buf []byte) (*recvReq, error) {
 
 // Stats returns the endpoint's counters.
 func (p *Endpoint) Stats() Stats { return p.e.statsNow() }
+
+// LinkKey returns a key of 32 bytes for one purpose (label) on the link
+// between this rank and peer: both ends get the same key, no other link
+// and no other label does, and nobody outside the job can compute it.
+// Over TCP it is expanded (HKDF-SHA256) from the secret that this link's
+// authenticated handshake derived from the job's secret and both ends'
+// fresh nonces, so it is new with every job; in process (NewLocal), from
+// a random secret NewLocal makes. Use it to encrypt or authenticate what
+// crosses the link (channel/encrypt does); never a key written in code.
+func (p *Endpoint) LinkKey(peer int, label string) ([]byte, error) {
+	if err := checkRank(p, peer, "peer"); err != nil {
+		return nil, err
+	}
+	if peer == p.Rank() || p.links == nil {
+		return nil, fmt.Errorf("channel: no link from rank %d to rank %d to key", p.Rank(), peer)
+	}
+	link, err := p.links(peer)
+	if err != nil {
+		return nil, err
+	}
+	return wire.LinkKey(link, label, 32)
+}
 
 func (p *Endpoint) engine() *engine { return p.e }
 
@@ -90,17 +114,21 @@ func NewLocal(n int, opts ...TransportOption) ([]*Endpoint, error) {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	net := &localNet{eps: make([]*Endpoint, n)}
+	net := &localNet{eps: make([]*Endpoint, n), secret: make([]byte, 32)}
+	rand.Read(net.secret)
 	for r := range n {
 		e := newEngine(r, n, true)
 		e.tx = inject(&localTx{net: net, rank: r}, cfg.inj, r, &e.stats)
-		net.eps[r] = &Endpoint{e: e}
+		net.eps[r] = &Endpoint{e: e, links: func(peer int) ([]byte, error) {
+			return wire.LocalLink(net.secret, r, peer, n), nil
+		}}
 	}
 	return net.eps, nil
 }
 
 type localNet struct {
-	eps []*Endpoint
+	eps    []*Endpoint
+	secret []byte // the job's, made by NewLocal: the root of its link secrets
 }
 
 type localTx struct {

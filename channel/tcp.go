@@ -110,7 +110,7 @@ func ConnectTCP(ctx context.Context, cfg TCPConfig) (*Endpoint, error) {
 	e := newEngine(cfg.Rank, cfg.Size, false)
 	t := &tcpTx{e: e, key: wire.JobKey(cfg.Secret), cfg: cfg, conns: make([]*tcpConn, cfg.Size)}
 	e.tx = inject(t, cfg.Injector, cfg.Rank, &e.stats)
-	ep := &Endpoint{e: e}
+	ep := &Endpoint{e: e, links: t.linkSecret}
 	if cfg.Size == 1 {
 		return ep, nil
 	}
@@ -146,6 +146,7 @@ type tcpConn struct {
 	out  [2][]byte   // header and payload of the frame being written (under wmu)
 	bufs net.Buffers // over out: a field, so that writing allocates nothing
 	once sync.Once
+	link []byte // the link secret of the connection's handshake
 }
 
 // deadline returns when a handshake begun now must be over.
@@ -170,12 +171,12 @@ func (t *tcpTx) bootRoot(ctx context.Context) error {
 	defer ln.Close()
 	size := t.cfg.Size
 	joins, err := t.acceptRanks(ctx, ln, size-1, func(c net.Conn) (joined, error) {
-		r, err := wire.ServerHandshake(c, t.key, 0, size)
+		p, err := wire.ServerHandshake(c, t.key, 0, size)
 		if err != nil {
 			return joined{}, err
 		}
 		addr, err := wire.ReadAddr(c)
-		return joined{r, c, addr}, err
+		return joined{p.Rank, c, addr, p.Link}, err
 	})
 	if err != nil {
 		return fmt.Errorf("waiting for the ranks to join at %s: %w", ln.Addr(), err)
@@ -195,7 +196,7 @@ func (t *tcpTx) bootRoot(ctx context.Context) error {
 		}
 	}
 	for r, j := range joins {
-		t.attach(r, j.c)
+		t.attach(r, j.c, j.link)
 	}
 	return nil
 }
@@ -204,6 +205,7 @@ type joined struct {
 	rank int
 	c    net.Conn
 	addr string
+	link []byte // the link secret of its handshake
 }
 
 // acceptRanks accepts connections on ln until want distinct ranks have
@@ -302,7 +304,8 @@ func (t *tcpTx) bootRank(ctx context.Context) error {
 		return fmt.Errorf("joining through rank 0 at %s: %w", t.cfg.Root, err)
 	}
 	c.SetDeadline(t.deadline(ctx))
-	if _, err := wire.ClientHandshake(c, t.key, t.cfg.Rank, t.cfg.Size, 0); err != nil {
+	root, err := wire.ClientHandshake(c, t.key, t.cfg.Rank, t.cfg.Size, 0)
+	if err != nil {
 		c.Close()
 		return err
 	}
@@ -327,7 +330,7 @@ func (t *tcpTx) bootRank(ctx context.Context) error {
 		return fmt.Errorf("waiting for the table from rank 0: %w", err)
 	}
 	c.SetDeadline(time.Time{})
-	t.attach(0, c)
+	t.attach(0, c, root.Link)
 
 	errs := make(chan error, t.cfg.Size)
 	for r := 1; r < t.cfg.Rank; r++ {
@@ -335,18 +338,18 @@ func (t *tcpTx) bootRank(ctx context.Context) error {
 	}
 	go func() {
 		joins, err := t.acceptRanks(ctx, ln, t.cfg.Size-1-t.cfg.Rank, func(c net.Conn) (joined, error) {
-			r, err := wire.ServerHandshake(c, t.key, t.cfg.Rank, t.cfg.Size)
-			if err == nil && r < t.cfg.Rank {
-				err = fmt.Errorf("%w: rank %d connected to rank %d, the lower rank is to wait", ErrUnauthenticated, r, t.cfg.Rank)
+			p, err := wire.ServerHandshake(c, t.key, t.cfg.Rank, t.cfg.Size)
+			if err == nil && p.Rank < t.cfg.Rank {
+				err = fmt.Errorf("%w: rank %d connected to rank %d, the lower rank is to wait", ErrUnauthenticated, p.Rank, t.cfg.Rank)
 			}
-			return joined{rank: r, c: c}, err
+			return joined{rank: p.Rank, c: c, link: p.Link}, err
 		})
 		if err != nil {
 			errs <- fmt.Errorf("waiting for the ranks above %d: %w", t.cfg.Rank, err)
 			return
 		}
 		for r, j := range joins {
-			t.attach(r, j.c)
+			t.attach(r, j.c, j.link)
 		}
 		errs <- nil
 	}()
@@ -368,27 +371,37 @@ func (t *tcpTx) dial(ctx context.Context, r int, addr string) error {
 		return fmt.Errorf("connecting to rank %d at %s: %w", r, addr, err)
 	}
 	c.SetDeadline(t.deadline(ctx))
-	if _, err := wire.ClientHandshake(c, t.key, t.cfg.Rank, t.cfg.Size, r); err != nil {
+	p, err := wire.ClientHandshake(c, t.key, t.cfg.Rank, t.cfg.Size, r)
+	if err != nil {
 		c.Close()
 		return fmt.Errorf("rank %d at %s: %w", r, addr, err)
 	}
 	c.SetDeadline(time.Time{})
-	t.attach(r, c)
+	t.attach(r, c, p.Link)
 	return nil
 }
 
-// attach makes c the link to rank r and starts reading frames from it.
-func (t *tcpTx) attach(r int, c net.Conn) {
+// attach makes c the link to rank r, whose handshake gave the link
+// secret link, and starts reading frames from it.
+func (t *tcpTx) attach(r int, c net.Conn, link []byte) {
 	if tc, ok := c.(*net.TCPConn); ok {
 		// Room for a few frames in flight each way (the kernel caps it).
 		tc.SetReadBuffer(sockBuf)
 		tc.SetWriteBuffer(sockBuf)
 	}
-	tc := &tcpConn{c: c, br: bufio.NewReaderSize(c, 64<<10)}
+	tc := &tcpConn{c: c, br: bufio.NewReaderSize(c, 64<<10), link: link}
 	t.mu.Lock()
 	t.conns[r] = tc
 	t.mu.Unlock()
 	t.wg.Go(func() { t.readLoop(r, tc) })
+}
+
+// linkSecret returns the secret of the link to peer (LinkKey).
+func (t *tcpTx) linkSecret(peer int) ([]byte, error) {
+	if tc := t.conn(peer); tc != nil {
+		return tc.link, nil
+	}
+	return nil, &PeerError{Rank: peer, Err: errors.New("no connection")}
 }
 
 func (t *tcpTx) conn(r int) *tcpConn {

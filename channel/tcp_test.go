@@ -229,3 +229,45 @@ func TestTCPRankBeforeRoot(t *testing.T) {
 		t.Errorf("no rank 0: %v", err)
 	}
 }
+
+// TestLinkKeys: both ends of a link derive the same key, other links and
+// labels another one, and a new job new keys (the handshake's nonces).
+func TestLinkKeys(t *testing.T) {
+	for name, start := range map[string]func() ([]*Endpoint, error){
+		"local": func() ([]*Endpoint, error) { return NewLocal(3) },
+		"tcp":   func() ([]*Endpoint, error) { return startTCP(3, []byte("s")) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			job := func() [][]byte {
+				eps, err := start()
+				asComms(t, eps, err)
+				key := func(a, b int, label string) []byte {
+					k, err := eps[a].LinkKey(b, label)
+					if err != nil || len(k) != 32 {
+						t.Fatalf("LinkKey(%d→%d): %x %v", a, b, k, err)
+					}
+					return k
+				}
+				k01 := key(0, 1, "gcm")
+				if !bytes.Equal(k01, key(1, 0, "gcm")) {
+					t.Fatal("the two ends of a link derive different keys")
+				}
+				for _, other := range [][]byte{key(0, 2, "gcm"), key(1, 2, "gcm"), key(0, 1, "mac")} {
+					if bytes.Equal(k01, other) {
+						t.Fatal("two links or labels share a key")
+					}
+				}
+				if _, err := eps[0].LinkKey(0, "gcm"); err == nil {
+					t.Fatal("a key for the link to itself")
+				}
+				if _, err := eps[0].LinkKey(3, "gcm"); !errors.Is(err, ErrRank) {
+					t.Fatalf("rank 3 of 3: %v", err)
+				}
+				return [][]byte{k01}
+			}
+			if bytes.Equal(job()[0], job()[0]) {
+				t.Fatal("two jobs derived the same key")
+			}
+		})
+	}
+}

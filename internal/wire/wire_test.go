@@ -22,7 +22,7 @@ func TestHandshake(t *testing.T) {
 	} {
 		s, cl := net.Pipe()
 		type res struct {
-			rank int
+			peer Peer
 			err  error
 		}
 		sr := make(chan res, 1)
@@ -39,8 +39,11 @@ func TestHandshake(t *testing.T) {
 		}
 		got := <-sr
 		if c.ok {
-			if err != nil || got.err != nil || r != 0 || got.rank != c.clientRank {
-				t.Errorf("%s: client %d %v, server %d %v", c.name, r, err, got.rank, got.err)
+			if err != nil || got.err != nil || r.Rank != 0 || got.peer.Rank != c.clientRank {
+				t.Errorf("%s: client %d %v, server %d %v", c.name, r.Rank, err, got.peer.Rank, got.err)
+			}
+			if len(r.Link) != 32 || !bytes.Equal(r.Link, got.peer.Link) {
+				t.Errorf("%s: link secrets differ: %x, %x", c.name, r.Link, got.peer.Link)
 			}
 		} else if err == nil {
 			t.Errorf("%s: the client authenticated", c.name)
@@ -95,5 +98,32 @@ func TestBootstrapCodec(t *testing.T) {
 	}
 	if _, err := ReadTable(bytes.NewReader(EncodeTable(addrs)), 4); !errors.Is(err, ErrProtocol) {
 		t.Errorf("a table for another size: %v", err)
+	}
+}
+
+// TestLinkSecretsDiffer: two handshakes between the same ranks of the
+// same job give different link secrets (fresh nonces), and keys expanded
+// under different labels differ.
+func TestLinkSecretsDiffer(t *testing.T) {
+	key := JobKey([]byte("job"))
+	shake := func() []byte {
+		s, cl := net.Pipe()
+		defer s.Close()
+		defer cl.Close()
+		go ServerHandshake(s, key, 0, 2)
+		p, err := ClientHandshake(cl, key, 1, 2, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.Link
+	}
+	a, b := shake(), shake()
+	if bytes.Equal(a, b) {
+		t.Fatal("two handshakes gave the same link secret")
+	}
+	k1, err1 := LinkKey(a, "gcm", 32)
+	k2, err2 := LinkKey(a, "other", 32)
+	if err1 != nil || err2 != nil || bytes.Equal(k1, k2) || len(k1) != 32 {
+		t.Fatalf("labels: %x %v, %x %v", k1, err1, k2, err2)
 	}
 }
