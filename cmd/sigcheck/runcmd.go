@@ -20,7 +20,7 @@ import (
 	"time"
 
 	"github.com/sigcheck/sigcheck/channel"
-	"github.com/sigcheck/sigcheck/internal/osu"
+	"github.com/sigcheck/sigcheck/cmd/sigcheck/osu"
 	"github.com/sigcheck/sigcheck/internal/plot"
 	"github.com/sigcheck/sigcheck/internal/progress"
 )

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sigcheck/sigcheck/internal/osu"
+	"github.com/sigcheck/sigcheck/cmd/sigcheck/osu"
 )
 
 // TestMain lets the test binary stand in for sigcheck when sigcheck run

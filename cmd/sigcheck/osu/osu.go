@@ -9,6 +9,10 @@
 //
 // Every rank runs Run with the same Config (SPMD, as an MPI program); rank
 // 0 gets the rows.
+//
+// It is a client of channel, not a part of it, so it lives beside the
+// command that uses it (sigcheck run), above channel in the layering:
+// nothing under channel/ or internal/ imports it.
 package osu
 
 import (
