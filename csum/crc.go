@@ -7,18 +7,20 @@ import (
 	"github.com/zeebo/xxh3"
 
 	"github.com/sigcheck/sigcheck/gf"
+	"github.com/sigcheck/sigcheck/internal/crc32k"
 )
 
 // CRC-32C (Castagnoli; CRC-32/ISCSI in the CRC RevEng catalogue) from
-// hash/crc32, which uses the SSE4.2 CRC32 instruction with a three-way
-// interleaved loop and PCLMULQDQ folding on amd64, and the ARMv8 CRC
-// instructions on arm64.
+// internal/crc32k: an AVX-512 VPCLMULQDQ folding kernel where the CPU has
+// one, else hash/crc32, which uses the SSE4.2 CRC32 instruction with a
+// three-way interleaved loop on amd64, and the ARMv8 CRC instructions on
+// arm64.
 var crc32cAlg = &Algorithm{
 	Name: "crc32c", Aliases: []string{"crc-32c", "crc-32/iscsi", "crc"}, Size: 4,
 	Detects: Detection{Bit1: Always, Bit2: Always, Bit3: Always, Swap: Likely},
-	About:   "CRC-32C (Castagnoli), hardware-accelerated by hash/crc32",
-	sum:     func(p []byte) Value { return Value{Lo: uint64(crc32.Checksum(p, castagnoli))} },
-	new:     func() Hash { return hash32{crc32.New(castagnoli), 4} },
+	About:   "CRC-32C (Castagnoli), AVX-512 VPCLMULQDQ kernel (internal/crc32k) or hash/crc32",
+	sum:     func(p []byte) Value { return Value{Lo: uint64(crc32k.Checksum(p))} },
+	new:     func() Hash { return hash32{crc32k.New(), 4} },
 	combine: func(a, b Value, lenB uint64) Value { return Value{Lo: crc32cMath.Combine(a.Lo, b.Lo, lenB)} },
 	align:   1,
 }
