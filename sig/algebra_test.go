@@ -25,12 +25,12 @@ func params(n int) *gopter.TestParameters {
 // testSpecs covers every family at widths from the smallest to 64 bits,
 // and every CRC.
 var testSpecs = []string{
-	"gfd:w=2,m=1", "gfd:w=2,m=2", "gfd:w=4,m=3", "gfd:w=5,m=12", "gfd:w=8,m=1", "gfd:w=8,m=2",
+	"gfd:w=6,m=1", "gfd:w=6,m=10", "gfd:w=7,m=3", "gfd:w=8,m=1", "gfd:w=8,m=2",
 	"gfd:w=8,m=8", "gfd:w=12,m=5", "gfd:w=13,m=2", "gfd:w=16,m=1", "gfd:w=16,m=4", "gfd:w=17,m=3",
-	"gfd:w=32,m=1", "gfd:w=32,m=2",
-	"xor-bs1:w=2,m=1", "xor-bs1:w=8,m=2", "xor-bs1:w=8,m=4", "xor-bs1:w=16,m=1", "xor-bs1:w=16,m=2",
+	"gfd:w=32,m=1", "gfd:w=32,m=2", "gfd:w=64,m=1",
+	"xor-bs1:w=6,m=1", "xor-bs1:w=8,m=2", "xor-bs1:w=8,m=4", "xor-bs1:w=16,m=1", "xor-bs1:w=16,m=2",
 	"xor-bs1:w=21,m=3", "xor-bs1:w=64,m=1",
-	"mmm-bs1:w=2,m=1", "mmm-bs1:w=8,m=2", "mmm-bs1:w=8,m=4", "mmm-bs1:w=16,m=1", "mmm-bs1:w=16,m=2",
+	"mmm-bs1:w=6,m=5", "mmm-bs1:w=8,m=2", "mmm-bs1:w=8,m=4", "mmm-bs1:w=16,m=1", "mmm-bs1:w=16,m=2",
 	"mmm-bs1:w=21,m=3", "mmm-bs1:w=32,m=2", "mmm-bs1:w=64,m=1",
 	"crc16-ccitt-false", "crc16-xmodem", "crc16-arc", "crc32", "crc32-bzip2", "crc32c",
 }
@@ -184,7 +184,7 @@ func TestCRCMatchesHashCRC32(t *testing.T) {
 // m or fewer substituted elements change the signature; a transposition of
 // two different elements d apart is missed exactly when 2^w-1 divides d.
 func TestGFDDetectionGuarantee(t *testing.T) {
-	for _, spec := range []string{"gfd:w=4,m=1", "gfd:w=4,m=2", "gfd:w=4,m=4", "gfd:w=5,m=3", "gfd:w=8,m=2", "gfd:w=8,m=3"} {
+	for _, spec := range []string{"gfd:w=6,m=1", "gfd:w=6,m=2", "gfd:w=6,m=4", "gfd:w=7,m=3", "gfd:w=8,m=2", "gfd:w=8,m=3"} {
 		g := mustAlg(t, spec).(*gfd)
 		order := int(g.order)
 		elem := gen.UInt64Range(1, g.order) // distinct non-zero elements, as the codes give
@@ -262,9 +262,12 @@ func TestParseAlgebra(t *testing.T) {
 		"gfd:w=8;m=2":           "not a number",
 		"gfd:w=x,m=2":           "not a number",
 		"gfd:w=33,m=1":          "out of range",
-		"gfd:w=1,m=1":           "out of range",
+		"gfd:w=63,m=1":          "out of range",
+		"gfd:w=64,m=2":          "m=1 only",
+		"gfd:w=1,m=1":           "w ≥ 6",
+		"gfd:w=5,m=1":           "w ≥ 6",
+		"xor-bs1:w=2,m=1":       "w ≥ 6",
 		"gfd:w=16,m=5":          "w·m ≤ 64",
-		"gfd:w=2,m=3":           "m < 2^w-1",
 		"gfd:w=8,m=0":           "out of range",
 		"xor-bs1:w=8,m=8":       "m < w",
 		"mmm-bs1:w=65,m=1":      "not a number",

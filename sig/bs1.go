@@ -32,8 +32,8 @@ type bs1 struct {
 
 func newBS1(w uint, m int, xor bool) (*bs1, error) {
 	name := map[bool]string{true: "xor-bs1", false: "mmm-bs1"}[xor]
-	if w < 2 || w > 64 {
-		return nil, fmt.Errorf("%s: w=%d out of range [2, 64]", name, w)
+	if w < MinWidth || w > 64 {
+		return nil, fmt.Errorf("%s: w=%d out of range [%d, 64]", name, w, MinWidth)
 	}
 	if m < 1 || int(w)*m > 64 {
 		return nil, fmt.Errorf("%s: m=%d out of range: need 1 ≤ m and w·m ≤ 64", name, m)

@@ -48,8 +48,8 @@ type gfd struct {
 const stepMaxW = 12
 
 func newGFD(w uint, m int) (*gfd, error) {
-	if w < gf.MinW || w > gf.MaxW {
-		return nil, fmt.Errorf("gfd: w=%d out of range [%d, %d]", w, gf.MinW, gf.MaxW)
+	if w < MinWidth || w > gf.MaxW {
+		return nil, fmt.Errorf("gfd: w=%d out of range: %d ≤ w ≤ %d, or w = 64 with m = 1", w, MinWidth, gf.MaxW)
 	}
 	if m < 1 || int(w)*m > 64 {
 		return nil, fmt.Errorf("gfd: m=%d out of range: need 1 ≤ m and w·m ≤ 64", m)

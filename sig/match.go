@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"iter"
 	"strings"
 )
 
@@ -259,46 +260,102 @@ func Match(alg Algebra, send *Datatype, sendCount uint64, recv *Datatype, recvCo
 }
 
 // locate fills in where two type signatures first differ.
+//
+// It binary-searches prefix signatures in the default 64-bit algebra,
+// whatever alg decided: a narrow or periodic alg would mislead the search
+// (gfd:w=16 sees 65535 ints as 65535 floats; a CRC-16 collides among 7000
+// short signatures). The answer is then checked: the elements there must
+// differ, an index at the end of the shorter side must come with sides of
+// different lengths, and the prefix before it must agree in a second,
+// independent algebra (CRC-32C). If any check fails, the search's hash
+// collided and an exact walk of the two run-length type maps side by side
+// finds the true first difference, at a cost proportional to the runs
+// before it. So the index is always inside the shorter signature, or at its
+// end when the lengths differ and the first elements agree.
 func locate(e *MismatchError, send *Datatype, sc uint64, recv *Datatype, rc uint64) {
-	strong := locateAlgebra()
+	locateWith(locateAlgebra(), e, send, sc, recv, rc)
+}
+
+func locateWith(strong Algebra, e *MismatchError, send *Datatype, sc uint64, recv *Datatype, rc uint64) {
 	n := min(e.SendElems, e.RecvElems)
+	same := func(alg Algebra, k uint64) bool {
+		a, _ := Prefix(alg, send, sc, k)
+		b, _ := Prefix(alg, recv, rc, k)
+		return a == b
+	}
 	// Invariant: the first lo elements agree; the first hi do not (or hi is
 	// the end of the shorter side, and the difference is in the lengths).
 	lo, hi := uint64(0), n
-	full := func(k uint64) bool {
-		a, _ := Prefix(strong, send, sc, k)
-		b, _ := Prefix(strong, recv, rc, k)
-		return a == b
-	}
-	if full(n) {
+	if same(strong, n) {
 		lo = n
 	} else {
 		for hi-lo > 1 {
 			mid := lo + (hi-lo)/2
-			if full(mid) {
+			if same(strong, mid) {
 				lo = mid
 			} else {
 				hi = mid
 			}
 		}
 	}
-	// Element lo is the first that differs (lo = n: one side ends there).
-	e.Index = int64(lo)
 	e.Send, _ = ElementAt(send, sc, lo)
 	e.Recv, _ = ElementAt(recv, rc, lo)
-	if lo < n && e.Send.Type == e.Recv.Type {
-		// Only a 64-bit collision in the search can get here.
-		e.Index = -1
-		e.Send, e.Recv = Element{}, Element{}
-		return
+	ok := lo == n && e.SendElems != e.RecvElems || lo < n && e.Send.Type != e.Recv.Type
+	if ok && lo > 0 {
+		ok = same(checkAlgebra(), lo)
 	}
+	if !ok {
+		lo = firstDifference(send, sc, recv, rc)
+		e.Send, _ = ElementAt(send, sc, lo)
+		e.Recv, _ = ElementAt(recv, rc, lo)
+		if lo == n && e.SendElems == e.RecvElems {
+			// The type signatures are equal after all: nothing to point at.
+			e.Index, e.Send, e.Recv = -1, Element{}, Element{}
+			return
+		}
+	}
+	e.Index = int64(lo)
 	from := lo - min(lo, 4)
 	e.SendMap = TypeMap(send, sc, from, lo, 6)
 	e.RecvMap = TypeMap(recv, rc, from, lo, 6)
 }
 
-func locateAlgebra() Algebra {
-	a, err := ParseAlgebra("gfd:w=16,m=4")
+// firstDifference walks the run-length type maps of both sides in step and
+// returns the index of the first element whose basic types differ, or the
+// length of the shorter side if one is a prefix of the other. It needs no
+// hash, so it is the locator's last word; its cost is the number of runs
+// before the difference.
+func firstDifference(send *Datatype, sc uint64, recv *Datatype, rc uint64) uint64 {
+	nextS, stopS := iter.Pull(Runs(send, sc, 0))
+	defer stopS()
+	nextR, stopR := iter.Pull(Runs(recv, rc, 0))
+	defer stopR()
+	rs, okS := nextS()
+	rr, okR := nextR()
+	// Invariant: the current runs overlap, and everything before the later
+	// of their starts agrees.
+	for okS && okR {
+		if rs.Type != rr.Type {
+			return max(rs.Index, rr.Index)
+		}
+		endS, endR := rs.Index+rs.Count, rr.Index+rr.Count
+		if endS <= endR {
+			rs, okS = nextS()
+		}
+		if endR <= endS {
+			rr, okR = nextR()
+		}
+	}
+	// One side ended and all before agreed: the difference is in the lengths.
+	n, _ := total(send, sc)
+	m, _ := total(recv, rc)
+	return min(n, m)
+}
+
+func locateAlgebra() Algebra { return gfd64{} }
+
+func checkAlgebra() Algebra {
+	a, err := ParseAlgebra("crc32c")
 	if err != nil {
 		panic(err)
 	}

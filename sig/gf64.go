@@ -1,0 +1,80 @@
+package sig
+
+import "github.com/sigcheck/sigcheck/gf"
+
+// gfd64 is gfd with w = 64 and one checksum: the default algebra.
+//
+//	f(X) = Σ_i c_i · α^(n-i)   in GF(2^64), α = x,
+//
+// where c_i is the whole 64-bit code of element i's basic type (package gf:
+// p = x^64 + x^4 + x^3 + x + 1, primitive, so α has order 2^64-1). The
+// small-field gfd forgets runs: over GF(2^w) a run of k·(2^w-1) identical
+// elements hashes to 0, so 65535 ints match 65535 floats at w = 16. Here
+// the period is 2^64-1, beyond any count a Sig holds.
+//
+// Guarantee. Let X and Y be type signatures of the same length n ≤ 2^63
+// such that Y is X with basic type t replaced by a different basic type u
+// at the positions s, s+L, s+2L, …, s+(k-1)L (k ≥ 1, L ≥ 1): one element,
+// a run (L = 1), or a member of every copy of a struct or vector block (L
+// its period). Then f(X) ≠ f(Y).
+//
+// Proof. Addition is XOR, so f(X) - f(Y) = (c_t ⊕ c_u) · α^e · Σ_{j<k} β^j
+// with e = n-1-s-(k-1)L ≥ 0 and β = α^L. The codes are distinct, so
+// c_t ⊕ c_u ≠ 0, and α^e ≠ 0. If β = 1, α's order 2^64-1 divides L, which
+// is impossible for 1 ≤ L < n ≤ 2^63; so Σ_{j<k} β^j = (β^k - 1)/(β - 1),
+// which is 0 only if 2^64-1 divides L·k. But (k-1)·L ≤ n-1 and L ≤ n-1
+// give L·k ≤ 2n-2 < 2^64-1, and L·k ≥ 1. So the difference is a product of
+// non-zero field elements: not 0. ∎
+//
+// In particular runs never vanish: t×n and u×n differ for every n ≤ 2^63,
+// at 2^16-1, 2^32 and 2^48 as at 1 (TestDefaultRunsDoNotVanish). What one
+// 64-bit checksum does not guarantee is m ≥ 2 arbitrary substitutions: two
+// differences d_1·α^i + d_2·α^j cancel when d_1/d_2 = α^(j-i), which for
+// given codes happens at one distance modulo 2^64-1; gfd:w=16,m=4 detects
+// any four, but only in signatures of at most 65535 elements.
+//
+// Append is one shift and conditional XOR per element (multiplication by
+// α). Concat is a·α^|b| ⊕ b: a shift below 64 elements, else one table
+// load per non-zero byte of |b| and as many 64-bit carry-less products.
+// Repeat is a·(β^k + 1)/(β + 1) with β = α^|a| (the paper's (9)): two
+// powers and an inversion (gf.Inv64), O(1) in the counts.
+type gfd64 struct{}
+
+const gfd64Spec = "gfd:w=64,m=1"
+
+func (gfd64) String() string { return gfd64Spec }
+func (gfd64) Bits() int      { return 64 }
+func (gfd64) Empty() Sig     { return Sig{} }
+
+func (gfd64) Basic(code uint64) Sig { return Sig{Value: code, Count: 1} }
+
+func (gfd64) Concat(a, b Sig) Sig {
+	return Sig{Value: gf.MulExp64(a.Value, b.Count) ^ b.Value, Count: addCounts(a.Count, b.Count)}
+}
+
+func (gfd64) Repeat(a Sig, k uint64) Sig {
+	n := mulCount(a.Count, k)
+	switch {
+	case k == 0:
+		return Sig{}
+	case k == 1 || a.Value == 0:
+		return Sig{Value: a.Value, Count: n}
+	}
+	beta := gf.Exp64(a.Count)
+	if beta == 1 {
+		// |a| = 0 (or 2^64-1, with k = 1 above): k copies of a·1, which
+		// in characteristic 2 is a·(k mod 2).
+		return Sig{Value: a.Value * (k & 1), Count: n}
+	}
+	s := gf.Mul64(gf.Exp64(n)^1, gf.Inv64(beta^1)) // Σ_{t<k} β^t; β^k = α^n
+	return Sig{Value: gf.Mul64(a.Value, s), Count: n}
+}
+
+func (gfd64) Append(s Sig, codes ...uint64) Sig {
+	n := addCounts(s.Count, uint64(len(codes)))
+	c := s.Value
+	for _, code := range codes {
+		c = gf.MulX64(c) ^ code
+	}
+	return Sig{Value: c, Count: n}
+}
