@@ -33,9 +33,18 @@ type Allgatherer interface {
 	Allgather(ctx context.Context, send, recv []byte) error
 }
 
-// Barrier returns when every rank has entered it (dissemination: ⌈log2 p⌉
-// rounds of empty messages).
+// Barrier returns when every rank has entered it: the Comm's own barrier
+// if it has one (Barrierer), else DisseminationBarrier.
 func Barrier(ctx context.Context, c Comm) error {
+	if b, ok := c.(Barrierer); ok {
+		return b.Barrier(ctx)
+	}
+	return DisseminationBarrier(ctx, c)
+}
+
+// DisseminationBarrier is Barrier over Send and Recv: ⌈log2 p⌉ rounds of
+// empty messages.
+func DisseminationBarrier(ctx context.Context, c Comm) error {
 	p, r := c.Size(), c.Rank()
 	for k := 1; k < p; k <<= 1 {
 		if err := c.Send(ctx, (r+k)%p, tagBarrier, nil); err != nil {
@@ -147,13 +156,26 @@ func Allgather(ctx context.Context, c Comm, send, recv []byte) error {
 	if a, ok := c.(Allgatherer); ok {
 		return a.Allgather(ctx, send, recv)
 	}
-	if len(recv) != c.Size()*len(send) {
-		return fmt.Errorf("%w: a receive buffer of %d bytes for %d ranks of %d", ErrCollective, len(recv), c.Size(), len(send))
+	return allgather(ctx, c, send, recv)
+}
+
+// allgather is Allgather over Send and Recv: Bruck's for small totals,
+// the ring for large ones.
+func allgather(ctx context.Context, c Comm, send, recv []byte) error {
+	if err := checkAllgather(c, send, recv); err != nil {
+		return err
 	}
 	if len(recv) <= bruckMax {
 		return BruckAllgather(ctx, c, send, recv)
 	}
 	return RingAllgather(ctx, c, send, recv)
+}
+
+func checkAllgather(c Comm, send, recv []byte) error {
+	if len(recv) != c.Size()*len(send) {
+		return fmt.Errorf("%w: a receive buffer of %d bytes for %d ranks of %d", ErrCollective, len(recv), c.Size(), len(send))
+	}
+	return nil
 }
 
 // RingAllgather is Allgather in p-1 rounds: in round s each rank passes

@@ -14,17 +14,6 @@ import (
 	"github.com/sigcheck/sigcheck/internal/wire"
 )
 
-// transport moves frames to other ranks. Frames arriving from peers are
-// handed to the engine's arrive, from the transport's own goroutines.
-type transport interface {
-	// send delivers one frame to dst; payload is only read during the call.
-	send(ctx context.Context, dst int, h wire.Header, payload []byte) error
-	// abort breaks the link with a peer, which becomes lost: the way to
-	// interrupt a transport stalled while writing into a receive buffer.
-	abort(peer int, err error)
-	close() error
-}
-
 // engine matches messages to receives for one rank, whatever the
 // transport: receives posted before their message get its bytes written
 // straight into their buffer; messages that come first wait in their own
@@ -34,7 +23,8 @@ type transport interface {
 // verdict (protect.go).
 type engine struct {
 	rank, size int
-	tx         transport
+	tx         Transport
+	started    chan struct{} // closed once the engine is set up (Frames.Deliver waits)
 	nextID     atomic.Uint64
 	nextCtx    atomic.Uint32
 	eagerBytes atomic.Int64 // copies kept by eager protected sends
@@ -106,10 +96,18 @@ type recvReq struct {
 // waiting for the control goroutine to wake up — the difference between
 // a protected small message taking 2 and 10 µs in process.
 func newEngine(rank, size int, inline bool) *engine {
-	e := &engine{rank: rank, size: size, inflight: map[msgKey]*message{}, sends: map[msgKey]*pending{},
-		prot: map[uint32]*protection{}, parked: map[uint32][]parkedFrame{}, lost: make([]error, size)}
-	e.ctl = newCtlQueue(e, inline)
+	e := &engine{rank: rank, size: size, started: started}
+	e.init(inline)
 	return e
+}
+
+// started is the started channel of engines set up at once.
+var started = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+func (e *engine) init(inline bool) {
+	e.inflight, e.sends = map[msgKey]*message{}, map[msgKey]*pending{}
+	e.prot, e.parked, e.lost = map[uint32]*protection{}, map[uint32][]parkedFrame{}, make([]error, e.size)
+	e.ctl = newCtlQueue(e, inline)
 }
 
 func (m *message) matches(ctx uint32, src int, tag int64) bool {
@@ -225,7 +223,7 @@ func (e *engine) register(id uint32, p *protection) {
 				continue
 			}
 			if err := e.arriveNow(f.src, f.h, bytesFill(f.payload)); err != nil {
-				e.tx.abort(f.src, err) // the peer broke the protocol, as a transport would find
+				e.tx.Abort(f.src, err) // the peer broke the protocol, as a transport would find
 				lost[f.src] = err
 			}
 			e.ctl.flush()
@@ -551,7 +549,7 @@ func (e *engine) cancel(r *recvReq) bool {
 	}
 	e.mu.Unlock()
 	if !m.writing.TryLock() {
-		e.tx.abort(m.src, fmt.Errorf("a receive was canceled while rank %d's message %d was being written into it", m.src, m.id))
+		e.tx.Abort(m.src, fmt.Errorf("a receive was canceled while rank %d's message %d was being written into it", m.src, m.id))
 		m.writing.Lock()
 	}
 	m.writing.Unlock()
@@ -724,7 +722,7 @@ func (e *engine) frame(ctx context.Context, dst int, h *wire.Header, p []byte) e
 	if dst == e.rank {
 		return e.arrive(e.rank, *h, bytesFill(p))
 	}
-	return e.tx.send(ctx, dst, *h, p)
+	return e.tx.Send(ctx, dst, *h, p)
 }
 
 // abandon tells dst that the message of h will not be finished, so that a

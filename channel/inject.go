@@ -72,7 +72,7 @@ func WithInjector(inj *Injector) TransportOption {
 
 // injectTx wraps a transport with an Injector.
 type injectTx struct {
-	transport
+	Transport
 	inj   *Injector
 	rank  int
 	stats *counters
@@ -80,30 +80,30 @@ type injectTx struct {
 	rng   *rand.Rand
 }
 
-func inject(t transport, inj *Injector, rank int, stats *counters) transport {
+func inject(t Transport, inj *Injector, rank int, stats *counters) Transport {
 	if inj == nil || inj.Rate <= 0 {
 		return t
 	}
 	if inj.Ranks != nil && !slices.Contains(inj.Ranks, rank) {
 		return t
 	}
-	return &injectTx{transport: t, inj: inj, rank: rank, stats: stats,
+	return &injectTx{Transport: t, inj: inj, rank: rank, stats: stats,
 		rng: rand.New(rand.NewPCG(inj.Seed, uint64(rank)+0x9e3779b97f4a7c15))}
 }
 
-func (t *injectTx) send(ctx context.Context, dst int, h wire.Header, payload []byte) error {
+func (t *injectTx) Send(ctx context.Context, dst int, h wire.Header, payload []byte) error {
 	if t.inj.Tags != nil && !slices.Contains(t.inj.Tags, int(h.Tag)) {
-		return t.transport.send(ctx, dst, h, payload)
+		return t.Transport.Send(ctx, dst, h, payload)
 	}
 	if t.inj.Fault == Flip && len(payload) == 0 {
-		return t.transport.send(ctx, dst, h, payload)
+		return t.Transport.Send(ctx, dst, h, payload)
 	}
 	t.mu.Lock()
 	hit := t.rng.Float64() < t.inj.Rate
 	bit := t.rng.IntN(max(1, 8*len(payload)))
 	t.mu.Unlock()
 	if !hit {
-		return t.transport.send(ctx, dst, h, payload)
+		return t.Transport.Send(ctx, dst, h, payload)
 	}
 	t.stats.injected.Add(1)
 	switch t.inj.Fault {
@@ -111,15 +111,15 @@ func (t *injectTx) send(ctx context.Context, dst int, h wire.Header, payload []b
 		c := make([]byte, len(payload))
 		copy(c, payload)
 		c[bit/8] ^= 1 << (bit % 8)
-		return t.transport.send(ctx, dst, h, c)
+		return t.Transport.Send(ctx, dst, h, c)
 	case Drop:
 		return nil
 	case Duplicate:
-		if err := t.transport.send(ctx, dst, h, payload); err != nil {
+		if err := t.Transport.Send(ctx, dst, h, payload); err != nil {
 			return err
 		}
-		return t.transport.send(ctx, dst, h, payload)
+		return t.Transport.Send(ctx, dst, h, payload)
 	default: // Truncate
-		return t.transport.send(ctx, dst, h, payload[:len(payload)/2])
+		return t.Transport.Send(ctx, dst, h, payload[:len(payload)/2])
 	}
 }

@@ -12,8 +12,9 @@ import (
 // (protection layers, collectives) build on. Close it when done: the other
 // ranks then see it as lost.
 type Endpoint struct {
-	e     *engine
-	links func(peer int) ([]byte, error) // the link secrets (LinkKey)
+	e      *engine
+	links  func(peer int) ([]byte, error) // the link secrets (LinkKey)
+	native native                         // the transport's own collectives
 }
 
 // Rank returns this endpoint's rank.
@@ -98,7 +99,7 @@ func checkRecv(c Comm, src, tag int) error {
 // the other ranks see it as lost.
 func (p *Endpoint) Close() error {
 	p.e.shutdown()
-	return p.e.tx.close()
+	return p.e.tx.Close()
 }
 
 // NewLocal returns n ranks in this process, to run as goroutines. A
@@ -110,18 +111,14 @@ func NewLocal(n int, opts ...TransportOption) ([]*Endpoint, error) {
 	if n < 1 || n > wire.MaxRanks {
 		return nil, fmt.Errorf("%w: %d ranks", ErrRank, n)
 	}
-	var cfg transportConfig
-	for _, o := range opts {
-		o(&cfg)
-	}
 	net := &localNet{eps: make([]*Endpoint, n), secret: make([]byte, 32)}
 	rand.Read(net.secret)
 	for r := range n {
-		e := newEngine(r, n, true)
-		e.tx = inject(&localTx{net: net, rank: r}, cfg.inj, r, &e.stats)
-		net.eps[r] = &Endpoint{e: e, links: func(peer int) ([]byte, error) {
-			return wire.LocalLink(net.secret, r, peer, n), nil
-		}}
+		ep, err := NewEndpoint(r, n, func(Frames) (Transport, error) { return &localTx{net: net, rank: r}, nil }, opts...)
+		if err != nil {
+			return nil, err
+		}
+		net.eps[r] = ep
 	}
 	return net.eps, nil
 }
@@ -136,7 +133,12 @@ type localTx struct {
 	rank int
 }
 
-func (t *localTx) send(ctx context.Context, dst int, h wire.Header, payload []byte) error {
+// LinkSecret derives the link's secret from the job's (LinkKey).
+func (t *localTx) LinkSecret(peer int) ([]byte, error) {
+	return wire.LocalLink(t.net.secret, t.rank, peer, len(t.net.eps)), nil
+}
+
+func (t *localTx) Send(ctx context.Context, dst int, h wire.Header, payload []byte) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -158,10 +160,13 @@ func (t *localTx) send(ctx context.Context, dst int, h wire.Header, payload []by
 	return nil
 }
 
-// abort cannot be needed in process: a copy never stalls.
-func (t *localTx) abort(peer int, err error) {}
+// Abort cannot be needed in process: a copy never stalls.
+func (t *localTx) Abort(peer int, err error) {}
 
-func (t *localTx) close() error {
+// Inline: a copy in process never blocks.
+func (t *localTx) Inline() bool { return true }
+
+func (t *localTx) Close() error {
 	for r, ep := range t.net.eps {
 		if r != t.rank {
 			ep.e.lose(t.rank, ErrClosed)

@@ -107,14 +107,14 @@ func ConnectTCP(ctx context.Context, cfg TCPConfig) (*Endpoint, error) {
 	if err := cfg.check(); err != nil {
 		return nil, err
 	}
-	e := newEngine(cfg.Rank, cfg.Size, false)
-	t := &tcpTx{e: e, key: wire.JobKey(cfg.Secret), cfg: cfg, conns: make([]*tcpConn, cfg.Size)}
-	e.tx = inject(t, cfg.Injector, cfg.Rank, &e.stats)
-	ep := &Endpoint{e: e, links: t.linkSecret}
-	if cfg.Size == 1 {
-		return ep, nil
+	var t *tcpTx
+	ep, err := NewEndpoint(cfg.Rank, cfg.Size, func(f Frames) (Transport, error) {
+		t = &tcpTx{f: f, key: wire.JobKey(cfg.Secret), cfg: cfg, conns: make([]*tcpConn, cfg.Size)}
+		return t, nil
+	}, WithInjector(cfg.Injector))
+	if err != nil || cfg.Size == 1 {
+		return ep, err
 	}
-	var err error
 	if cfg.Rank == 0 {
 		err = t.bootRoot(ctx)
 	} else {
@@ -128,7 +128,7 @@ func ConnectTCP(ctx context.Context, cfg TCPConfig) (*Endpoint, error) {
 }
 
 type tcpTx struct {
-	e     *engine
+	f     Frames
 	key   []byte
 	cfg   TCPConfig
 	mu    sync.Mutex
@@ -396,8 +396,8 @@ func (t *tcpTx) attach(r int, c net.Conn, link []byte) {
 	t.wg.Go(func() { t.readLoop(r, tc) })
 }
 
-// linkSecret returns the secret of the link to peer (LinkKey).
-func (t *tcpTx) linkSecret(peer int) ([]byte, error) {
+// LinkSecret returns the secret of the link to peer (LinkKey).
+func (t *tcpTx) LinkSecret(peer int) ([]byte, error) {
 	if tc := t.conn(peer); tc != nil {
 		return tc.link, nil
 	}
@@ -436,7 +436,7 @@ func (t *tcpTx) readLoop(r int, tc *tcpConn) {
 		}
 		h, err := wire.ParseHeader(hb[:])
 		if err == nil {
-			err = t.e.arrive(r, h, fill)
+			err = t.f.Deliver(r, h, fill)
 		}
 		if err != nil {
 			t.fail(r, tc, err)
@@ -451,10 +451,10 @@ func (t *tcpTx) fail(r int, tc *tcpConn, err error) {
 	if errors.Is(err, io.EOF) {
 		err = errors.New("connection closed")
 	}
-	t.e.lose(r, err)
+	t.f.Lost(r, err)
 }
 
-func (t *tcpTx) send(ctx context.Context, dst int, h wire.Header, payload []byte) error {
+func (t *tcpTx) Send(ctx context.Context, dst int, h wire.Header, payload []byte) error {
 	tc := t.conn(dst)
 	if tc == nil {
 		return &PeerError{Rank: dst, Err: errors.New("no connection")}
@@ -486,13 +486,13 @@ func (t *tcpTx) send(ctx context.Context, dst int, h wire.Header, payload []byte
 	return nil
 }
 
-func (t *tcpTx) abort(peer int, err error) {
+func (t *tcpTx) Abort(peer int, err error) {
 	if tc := t.conn(peer); tc != nil {
 		t.fail(peer, tc, err)
 	}
 }
 
-func (t *tcpTx) close() error {
+func (t *tcpTx) Close() error {
 	t.mu.Lock()
 	conns := append([]*tcpConn(nil), t.conns...)
 	t.mu.Unlock()

@@ -122,11 +122,26 @@ func ParseHeader(b []byte) (Header, error) {
 		return bad("header check mismatch (corrupted header)")
 	case b[0] != frameVersion:
 		return bad("version %d, this build speaks %d", b[0], frameVersion)
-	case h.Kind == 0 || h.Kind > kindLast:
-		return bad("unknown kind %d", h.Kind)
 	case b[3] != 0 || binary.LittleEndian.Uint32(b[12:]) != 0:
 		return bad("reserved bytes set")
-	case h.Plen > MaxFrame:
+	}
+	if err := h.Check(); err != nil {
+		return Header{}, err
+	}
+	return h, nil
+}
+
+// Check checks a header's fields against the format's limits: what
+// ParseHeader checks beyond the bytes themselves, for a header that
+// reaches the engine as a value.
+func (h *Header) Check() error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: frame: %s", ErrProtocol, fmt.Sprintf(format, args...))
+	}
+	switch {
+	case h.Kind == 0 || h.Kind > kindLast:
+		return bad("unknown kind %d", h.Kind)
+	case h.Plen < 0 || h.Plen > MaxFrame:
 		return bad("payload of %d bytes, the limit is %d", h.Plen, MaxFrame)
 	case h.Tag < 0:
 		return bad("negative tag %d", h.Tag)
@@ -148,5 +163,5 @@ func ParseHeader(b []byte) (Header, error) {
 			return bad("parity segment %d", h.Offset)
 		}
 	}
-	return h, nil
+	return nil
 }
