@@ -1,0 +1,284 @@
+package plot
+
+import (
+	"errors"
+	"fmt"
+	"image/color"
+	"io"
+	"math"
+	"path/filepath"
+	"strings"
+
+	gplot "gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+	"gonum.org/v1/plot/vg/vgpdf"
+	"gonum.org/v1/plot/vg/vgsvg"
+)
+
+// Panels are drawn with gonum.org/v1/plot, the Go ecosystem's plotting
+// library: it lays out axes, ticks, titles and legends so that they do
+// not collide, and writes SVG, PNG and PDF from one drawing.
+
+// Panel is one chart of a figure: series against message size (bytes, a
+// base-2 logarithmic axis labelled B, KiB, MiB).
+type Panel struct {
+	Title  string
+	YLabel string // the measure and its unit: "latency (µs)"
+	LogY   bool   // a logarithmic y axis (values ≤ 0 are left out)
+	Series []Series
+	// Zero draws a line at y = 0 (for overheads, which noise can make
+	// negative).
+	Zero bool
+}
+
+// ErrFormat is returned for a file name whose extension is none of
+// .svg, .png and .pdf.
+var ErrFormat = errors.New("unknown image format (want .svg, .png or .pdf)")
+
+// Format returns the image format named by path's extension: "svg",
+// "png" or "pdf", or ErrFormat.
+func Format(path string) (string, error) {
+	switch f := strings.ToLower(strings.TrimPrefix(filepath.Ext(path), ".")); f {
+	case "svg", "png", "pdf":
+		return f, nil
+	}
+	return "", fmt.Errorf("%s: %w", path, ErrFormat)
+}
+
+// SizePanels writes a figure of panels side by side, under title, in
+// format (see Format). Series with the same name have the same colour in
+// every panel; the legend is drawn once, in the first panel.
+func SizePanels(w io.Writer, format, title string, panels []Panel) error {
+	if len(panels) == 0 {
+		return errors.New("no panels to draw")
+	}
+	colours := map[string]color.Color{}
+	plots := make([]*gplot.Plot, len(panels))
+	for i, pn := range panels {
+		p := gplot.New()
+		p.Title.Text = pn.Title
+		p.Title.TextStyle.Font.Size = vg.Points(11)
+		p.X.Label.Text = "message size"
+		p.X.Scale = gplot.LogScale{}
+		p.X.Tick.Marker = sizeTicks{}
+		p.Y.Label.Text = pn.YLabel
+		if pn.LogY {
+			// The values' logarithms on a linear axis, labelled as the
+			// values: gonum's LogScale centres the axis title at the
+			// arithmetic mean of the range, which on a log axis sits near
+			// the top and shrinks the panel to make room for it.
+			p.Y.Tick.Marker = logTicks{}
+		}
+		p.Add(plotter.NewGrid())
+		if pn.Zero {
+			if zero, err := plotter.NewLine(plotter.XYs{{X: xMin(pn), Y: 0}, {X: xMax(pn), Y: 0}}); err == nil {
+				zero.Color = color.Gray{Y: 0x60}
+				zero.Dashes = []vg.Length{vg.Points(3), vg.Points(3)}
+				p.Add(zero)
+			}
+		}
+		for _, s := range pn.Series {
+			var pts plotter.XYs
+			for j, x := range s.X {
+				y := s.Y[j]
+				if x <= 0 || math.IsNaN(y) || math.IsInf(y, 0) || pn.LogY && y <= 0 {
+					continue
+				}
+				if pn.LogY {
+					y = math.Log10(y)
+				}
+				pts = append(pts, plotter.XY{X: x, Y: y})
+			}
+			if len(pts) == 0 {
+				continue
+			}
+			c, ok := colours[s.Name]
+			if !ok {
+				c = parseHex(palette[len(colours)%len(palette)])
+				colours[s.Name] = c
+			}
+			line, points, err := plotter.NewLinePoints(pts)
+			if err != nil {
+				return err
+			}
+			line.Color, line.Width = c, vg.Points(1.5)
+			points.Color, points.Radius = c, vg.Points(2)
+			p.Add(line, points)
+			if i == 0 {
+				p.Legend.Add(s.Name, line, points)
+			}
+		}
+		p.Legend.Top, p.Legend.Left = true, true
+		p.Legend.XOffs, p.Legend.YOffs = vg.Points(6), -vg.Points(6)
+		p.Legend.TextStyle.Font.Size = vg.Points(9)
+		if pn.LogY {
+			padLog(&p.Y)
+		}
+		plots[i] = p
+	}
+	const panelW, panelH, titleH = 4.2 * vg.Inch, 3.4 * vg.Inch, 0.35 * vg.Inch
+	width, height := panelW*vg.Length(len(panels)), panelH+titleH
+	var (
+		canvas vg.CanvasWriterTo
+		dc     draw.Canvas
+	)
+	switch format {
+	case "svg":
+		c := vgsvg.New(width, height)
+		canvas, dc = c, draw.New(c)
+	case "png":
+		c := vgimg.NewWith(vgimg.UseWH(width, height), vgimg.UseDPI(110))
+		canvas, dc = vgimg.PngCanvas{Canvas: c}, draw.New(c)
+	case "pdf":
+		c := vgpdf.New(width, height)
+		canvas, dc = c, draw.New(c)
+	default:
+		return fmt.Errorf("%q: %w", format, ErrFormat)
+	}
+	dc.SetColor(color.White)
+	dc.Fill(dc.Rectangle.Path())
+	ts := plots[0].Title.TextStyle
+	ts.Font.Size = vg.Points(13)
+	ts.XAlign, ts.YAlign = draw.XCenter, draw.YTop
+	dc.FillText(ts, vg.Point{X: width / 2, Y: height - vg.Points(6)}, title)
+	body := draw.Crop(dc, 0, 0, 0, -titleH)
+	tiles := draw.Tiles{Rows: 1, Cols: len(panels), PadX: vg.Points(14), PadLeft: vg.Points(6),
+		PadRight: vg.Points(10), PadBottom: vg.Points(4)}
+	for i, p := range plots {
+		p.Draw(tiles.At(body, i, 0))
+	}
+	_, err := canvas.WriteTo(w)
+	return err
+}
+
+func xMin(p Panel) float64 {
+	m := math.Inf(1)
+	for _, s := range p.Series {
+		for _, x := range s.X {
+			m = math.Min(m, x)
+		}
+	}
+	return m
+}
+
+func xMax(p Panel) float64 {
+	m := math.Inf(-1)
+	for _, s := range p.Series {
+		for _, x := range s.X {
+			m = math.Max(m, x)
+		}
+	}
+	return m
+}
+
+// padLog widens an axis of decimal logarithms to whole powers of ten
+// around its data (a decade when the data are one value), so that there
+// are labelled ticks at both ends, and leaves room above the lines for
+// the legend.
+func padLog(a *gplot.Axis) {
+	if math.IsInf(a.Min, 0) || math.IsInf(a.Max, 0) || a.Min > a.Max {
+		a.Min, a.Max = 0, 1 // no data
+		return
+	}
+	lo, hi := math.Floor(a.Min), math.Ceil(a.Max)
+	if hi-lo < 1 {
+		hi = lo + 1
+	}
+	a.Min, a.Max = lo, hi+0.1*(hi-lo)+0.2
+}
+
+// sizeTicks labels a base-2 size axis with powers of two (1 B, 4 KiB,
+// 1 MiB), every k-th one labelled so that at most eight labels show —
+// enough to read, never overlapping — and the others as minor ticks.
+type sizeTicks struct{}
+
+func (sizeTicks) Ticks(min, max float64) []gplot.Tick {
+	if !(min > 0 && max >= min) {
+		return nil
+	}
+	lo, hi := int(math.Floor(math.Log2(min))), int(math.Ceil(math.Log2(max)))
+	step := 1
+	for (hi-lo)/step > 7 {
+		step++
+	}
+	// Label powers that are multiples of step, so that 1 KiB, 1 MiB
+	// come up when step divides 10.
+	for _, s := range []int{step, 2, 5, 10} {
+		if s >= step && 10%s == 0 {
+			step = s
+			break
+		}
+	}
+	var t []gplot.Tick
+	for e := lo; e <= hi; e++ {
+		v := math.Ldexp(1, e)
+		if v < min*0.999 || v > max*1.001 {
+			continue
+		}
+		label := ""
+		if e%step == 0 {
+			label = SizeLabel(int64(v))
+		}
+		t = append(t, gplot.Tick{Value: v, Label: label})
+	}
+	return t
+}
+
+// logTicks marks an axis of decimal logarithms: the powers of ten in
+// range labelled as values (1, 10, 100, 0.01), and 2× and 5× between
+// them. Over more than eight decades, every other power is labelled.
+type logTicks struct{}
+
+func (logTicks) Ticks(min, max float64) []gplot.Tick {
+	if !(max >= min) || math.IsInf(min, 0) || math.IsInf(max, 0) {
+		return nil
+	}
+	every := 1.0
+	if max-min > 8 {
+		every = 2
+	}
+	var t []gplot.Tick
+	for e := math.Floor(min); e <= math.Ceil(max); e++ {
+		for _, m := range []float64{1, 2, 5} {
+			v := e + math.Log10(m)
+			if v < min-1e-9 || v > max+1e-9 {
+				continue
+			}
+			label := ""
+			if m == 1 && math.Mod(e, every) == 0 {
+				label = formatPow10(e)
+			}
+			t = append(t, gplot.Tick{Value: v, Label: label})
+		}
+	}
+	return t
+}
+
+func formatPow10(e float64) string {
+	if e >= 0 && e <= 6 || e < 0 && e >= -3 {
+		return fmt.Sprint(math.Pow(10, e))
+	}
+	return fmt.Sprintf("1e%d", int(e))
+}
+
+// SizeLabel writes a byte count in binary units: 512 B, 4 KiB, 64 MiB.
+func SizeLabel(n int64) string {
+	switch {
+	case n >= 1<<30 && n%(1<<30) == 0:
+		return fmt.Sprintf("%d GiB", n>>30)
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d B", n)
+}
+
+func parseHex(s string) color.Color {
+	var r, g, b uint8
+	fmt.Sscanf(s, "#%02x%02x%02x", &r, &g, &b)
+	return color.RGBA{R: r, G: g, B: b, A: 0xff}
+}
