@@ -16,7 +16,7 @@ import (
 // three-way interleaved loop on amd64, and the ARMv8 CRC instructions on
 // arm64.
 var crc32cAlg = &Algorithm{
-	Name: "crc32c", Aliases: []string{"crc-32c", "crc-32/iscsi", "crc"}, Size: 4,
+	Name: "crc32c", Aliases: []string{"crc-32c", "crc-32/iscsi", "crc-32/castagnoli", "castagnoli"}, Size: 4,
 	Detects: Detection{Bit1: Always, Bit2: Always, Bit3: Always, Swap: Likely},
 	About:   "CRC-32C (Castagnoli), AVX-512 VPCLMULQDQ kernel (internal/crc32k) or hash/crc32",
 	sum:     func(p []byte) Value { return Value{Lo: uint64(crc32k.Checksum(p))} },
@@ -30,12 +30,15 @@ var (
 	crc32cMath = mustCRC(gf.NewCRC(32, 0x1EDC6F41, 0xFFFFFFFF, 0xFFFFFFFF, true))
 )
 
-// CRC-64/XZ (the ECMA-182 polynomial, reflected, init and xorout all ones)
-// from hash/crc64.
+// CRC-64/XZ (the ECMA-182 polynomial, reflected, init and xorout all ones;
+// check value 0x995DC9BBDF1939FA) from hash/crc64 with its ECMA table: what
+// xz --check=crc64, Go's hash/crc64 and 7-Zip call CRC-64, hence the alias
+// "crc64". It is not CRC-64/ECMA-182 (unreflected, init and xorout zero),
+// which the CRC catalogue also calls CRC-64: that one is crc64-ecma.
 var crc64Alg = &Algorithm{
-	Name: "crc64", Aliases: []string{"crc64-xz", "crc-64/xz", "crc64-ecma"}, Size: 8,
+	Name: "crc64-xz", Aliases: []string{"crc64", "crc-64/xz", "crc-64/go-ecma"}, Size: 8,
 	Detects: Detection{Bit1: Always, Bit2: Always, Bit3: Always, Swap: Likely},
-	About:   "CRC-64/XZ (ECMA-182 polynomial), from hash/crc64",
+	About:   "CRC-64/XZ (ECMA-182 polynomial, reflected; xz's crc64), from hash/crc64",
 	sum:     func(p []byte) Value { return Value{Lo: crc64.Checksum(p, ecma)} },
 	new:     func() Hash { return hash64{crc64.New(ecma)} },
 	combine: func(a, b Value, lenB uint64) Value { return Value{Lo: crc64Math.Combine(a.Lo, b.Lo, lenB)} },
@@ -58,7 +61,7 @@ func mustCRC(c *gf.CRC, err error) *gf.CRC {
 // github.com/zeebo/xxh3, which dispatches to AVX-512, AVX2, SSE2 or NEON
 // kernels at run time and is checked against the C library.
 var xxh3Alg = &Algorithm{
-	Name: "xxh3", Aliases: []string{"xxh3-64", "xxh3_64", "xxh64"}, Size: 8,
+	Name: "xxh3", Aliases: []string{"xxh3-64", "xxh3_64", "xxh3_64bits"}, Size: 8,
 	Detects: Detection{Bit1: Likely, Bit2: Likely, Bit3: Likely, Swap: Likely},
 	About:   "XXH3-64 (xxHash), from github.com/zeebo/xxh3",
 	sum:     func(p []byte) Value { return Value{Lo: xxh3.Hash(p)} },

@@ -9,7 +9,9 @@ import (
 )
 
 // Value is a checksum of up to 128 bits. Hi is zero for checksums of 64
-// bits or fewer; a Value compares with ==.
+// bits or fewer; a Value compares with ==. For the 256-bit digests
+// (sha256, blake3) it holds their leftmost 128 bits; Hash.Sum gives the
+// whole digest.
 type Value struct{ Hi, Lo uint64 }
 
 // Hash is a running checksum: a hash.Hash64 that also gives its whole
@@ -89,7 +91,8 @@ func (a *Algorithm) Combine(x, y Value, lenB int64) Value {
 
 // Format returns v in lowercase hexadecimal, two digits per byte of the
 // checksum, most significant first: what %08x or %016x print, and for
-// XXH3-128 the high half then the low.
+// XXH3-128 the high half then the low. For the 256-bit digests it is the
+// 32 digits of the 128 bits a Value holds; hex of Hash.Sum is the whole.
 func (a *Algorithm) Format(v Value) string {
 	if a.Size > 8 {
 		return fmt.Sprintf("%016x%016x", v.Hi, v.Lo)
@@ -100,10 +103,14 @@ func (a *Algorithm) Format(v Value) string {
 func (a *Algorithm) String() string { return a.Name }
 
 // registry lists the algorithms in the order of the tables: the paper's
-// set (fastest and weakest first), then the CRCs and XXH3.
+// set (fastest and weakest first), then the CRCs and XXH3 that transfers
+// use, then what files are exchanged with (the catalogue's CRC-32 and
+// CRC-64/ECMA-182, xxhsum's XXH32 and XXH64, SHA-256, BLAKE3). New ones
+// go at the end: channel numbers the algorithms in this order on the wire.
 var registry = []*Algorithm{
 	sumAlg, xorAlg, adler32Alg, fletcher64Alg, oaatAlg, fnv1a64Alg, knuthAlg,
 	murmur64aAlg, superfastAlg, crc32cAlg, crc64Alg, xxh3Alg, xxh3_128Alg,
+	crc32Alg, crc64ecmaAlg, xxh32Alg, xxh64Alg, sha256Alg, blake3Alg,
 }
 
 // All returns the registered algorithms.

@@ -3,6 +3,7 @@ package csum
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"math/rand/v2"
 	"strings"
@@ -48,8 +49,10 @@ type kat struct {
 // Known answers, each with its source.
 var knownAnswers = map[string][]kat{
 	// CRC RevEng catalogue check values: the CRC of "123456789".
-	"crc32c": {{[]byte("123456789"), Value{Lo: 0xE3069283}}},
-	"crc64":  {{[]byte("123456789"), Value{Lo: 0x995DC9BBDF1939FA}}},
+	"crc32c":     {{[]byte("123456789"), Value{Lo: 0xE3069283}}},
+	"crc64-xz":   {{[]byte("123456789"), Value{Lo: 0x995DC9BBDF1939FA}}},
+	"crc32":      {{[]byte("123456789"), Value{Lo: 0xCBF43926}}},
+	"crc64-ecma": {{[]byte("123456789"), Value{Lo: 0x6C40DF5F0B497347}}},
 	// Wikipedia, "Adler-32": the checksum of "Wikipedia".
 	"adler32": {{[]byte("Wikipedia"), Value{Lo: 0x11E60398}}, {nil, Value{Lo: 1}}},
 	// Wikipedia, "Fletcher's checksum", test vectors of the 64-bit form.
@@ -82,8 +85,57 @@ var knownAnswers = map[string][]kat{
 		{[]byte("foobar"), Value{Lo: 0xA6BCDCA9}},
 		{nil, Value{}},
 	},
-	// The xxHash C library (XXH3_64bits, XXH3_128bits) on b[i] = (i+1) % 251,
-	// as github.com/zeebo/xxh3's compat_test.go records its outputs.
+	// xxHash's own sanity vectors (cli/xsum_sanity_check.c of xxHash v0.8,
+	// the seed-0 rows) on its pseudorandom buffer, sanityBuffer.
+	"xxh32": {
+		{sanity(0), Value{Lo: 0x02CC5D05}},
+		{sanity(1), Value{Lo: 0xCF65B03E}},
+		{sanity(14), Value{Lo: 0x1208E7E2}},
+		{sanity(222), Value{Lo: 0x5BD11DBD}},
+	},
+	"xxh64": {
+		{sanity(0), Value{Lo: 0xEF46DB3751D8E999}},
+		{sanity(1), Value{Lo: 0xE934A84ADB052768}},
+		{sanity(4), Value{Lo: 0x9136A0DCA57457EE}},
+		{sanity(14), Value{Lo: 0x8282DCC4994E35C8}},
+		{sanity(222), Value{Lo: 0xB641AE8CB691C174}},
+	},
+	"xxh3": {
+		{sanity(0), Value{Lo: 0x2D06800538D394C2}},
+		{sanity(1), Value{Lo: 0xC44BDFF4074EECDB}},
+		{sanity(6), Value{Lo: 0x27B56A84CD2D7325}},
+		{sanity(12), Value{Lo: 0xA713DAF0DFBB77E7}},
+		{sanity(24), Value{Lo: 0xA3FE70BF9D3510EB}},
+		{sanity(48), Value{Lo: 0x397DA259ECBA1F11}},
+		{sanity(80), Value{Lo: 0xBCDEFBBB2C47C90A}},
+		{sanity(195), Value{Lo: 0xCD94217EE362EC3A}},
+		{sanity(403), Value{Lo: 0xCDEB804D65C6DEA4}},
+		{sanity(512), Value{Lo: 0x617E49599013CB6B}},
+		{sanity(2048), Value{Lo: 0xDD59E2C3A5F038E0}},
+		{sanity(2240), Value{Lo: 0x6E73A90539CF2948}},
+		{sanity(2367), Value{Lo: 0xCB37AEB9E5D361ED}},
+	},
+	"xxh3-128": { // the C struct lists {low64, high64}
+		{sanity(0), Value{Lo: 0x6001C324468D497F, Hi: 0x99AA06D3014798D8}},
+		{sanity(1), Value{Lo: 0xC44BDFF4074EECDB, Hi: 0xA6CD5E9392000F6A}},
+		{sanity(6), Value{Lo: 0x3E7039BDDA43CFC6, Hi: 0x082AFE0B8162D12A}},
+		{sanity(12), Value{Lo: 0x061A192713F69AD9, Hi: 0x6E3EFD8FC7802B18}},
+		{sanity(24), Value{Lo: 0x1E7044D28B1B901D, Hi: 0x0CE966E4678D3761}},
+		{sanity(48), Value{Lo: 0xF942219AED80F67B, Hi: 0xA002AC4E5478227E}},
+		{sanity(81), Value{Lo: 0x5E8BAFB9F95FB803, Hi: 0x4952F58181AB0042}},
+		{sanity(222), Value{Lo: 0xF1AEBD597CEC6B3A, Hi: 0x337E09641B948717}},
+		{sanity(403), Value{Lo: 0xCDEB804D65C6DEA4, Hi: 0x1B6DE21E332DD73D}},
+		{sanity(512), Value{Lo: 0x617E49599013CB6B, Hi: 0x18D2D110DCC9BCA1}},
+		{sanity(2048), Value{Lo: 0xDD59E2C3A5F038E0, Hi: 0xF736557FD47073A5}},
+		{sanity(2240), Value{Lo: 0x6E73A90539CF2948, Hi: 0xCCB134FBFA7CE49D}},
+		{sanity(2367), Value{Lo: 0xCB37AEB9E5D361ED, Hi: 0xE89C0F6FF369B427}},
+	},
+}
+
+// More XXH3 answers, past the sanity vectors' 2367 bytes: the xxHash C
+// library (XXH3_64bits, XXH3_128bits) on b[i] = (i+1) % 251, as
+// github.com/zeebo/xxh3's compat_test.go records its outputs.
+var xxh3CompatAnswers = map[string][]kat{
 	"xxh3": {
 		{nil, Value{Lo: 0x2d06800538d394c2}},
 		{xxhBuf(1), Value{Lo: 0xe12ef9d2eb86ceeb}},
@@ -110,8 +162,116 @@ var knownAnswers = map[string][]kat{
 
 func xxhBuf(n int) []byte { return ramp(n, func(i int) byte { return byte((i + 1) % 251) }) }
 
+// sanity returns the first n bytes of xxHash's test buffer
+// (XSUM_fillTestBuffer): the top byte of a generator that starts at
+// PRIME32 and is multiplied by PRIME64 after each byte.
+func sanity(n int) []byte {
+	gen := uint64(2654435761)
+	return ramp(n, func(int) byte {
+		b := byte(gen >> 56)
+		gen *= 11400714785074694797
+		return b
+	})
+}
+
+// Digests wider than a Value, checked whole (hex of Hash.Sum) and as the
+// leftmost 128 bits that Sum returns.
+var digestAnswers = map[string][]struct {
+	input []byte
+	hex   string
+}{
+	// FIPS 180-4's examples (NIST CSRC, "SHA-256" example values) and the
+	// empty message.
+	"sha256": {
+		{nil, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"},
+		{[]byte("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"},
+		{[]byte("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"), "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"},
+		{bytes.Repeat([]byte("a"), 1_000_000), "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0"},
+	},
+	// BLAKE3's official test vectors (test_vectors/test_vectors.json of the
+	// BLAKE3 repository: input b[i] = i % 251, the first 32 bytes of "hash").
+	"blake3": {
+		{b3buf(0), "af1349b9f5f9a1a6a0404dea36dcc9499bcb25c9adc112b7cc9a93cae41f3262"},
+		{b3buf(1), "2d3adedff11b61f14c886e35afa036736dcd87a74d27b5c1510225d0f592e213"},
+		{b3buf(1023), "10108970eeda3eb932baac1428c7a2163b0e924c9a9e25b35bba72b28f70bd11"},
+		{b3buf(1024), "42214739f095a406f3fc83deb889744ac00df831c10daa55189b5d121c855af7"},
+		{b3buf(1025), "d00278ae47eb27b34faecf67b4fe263f82d5412916c1ffd97c8cb7fb814b8444"},
+		{b3buf(2049), "5f4d72f40d7a5f82b15ca2b2e44b1de3c2ef86c426c95c1af0b6879522563030"},
+		{b3buf(4097), "9b4052b38f1c5fc8b1f9ff7ac7b27cd242487b3d890d15c96a1c25b8aa0fb995"},
+		{b3buf(8193), "bab6c09cb8ce8cf459261398d2e7aef35700bf488116ceb94a36d0f5f1b7bc3b"},
+		{b3buf(31744), "62b6960e1a44bcc1eb1a611a8d6235b6b4b78f32e7abc4fb4c6cdcce94895c47"},
+	},
+}
+
+func b3buf(n int) []byte { return ramp(n, func(i int) byte { return byte(i % 251) }) }
+
+func TestDigests(t *testing.T) {
+	for name, cases := range digestAnswers {
+		a := mustLookup(t, name)
+		for _, c := range cases {
+			h := a.New()
+			h.Write(c.input)
+			if got := hex.EncodeToString(h.Sum(nil)); got != c.hex {
+				t.Errorf("%s(%d bytes) = %s, want %s", name, len(c.input), got, c.hex)
+			}
+			if got := a.Format(a.Sum(c.input)); got != c.hex[:32] {
+				t.Errorf("%s(%d bytes): Sum formats as %s, want the digest's first 32 digits %s", name, len(c.input), got, c.hex[:32])
+			}
+		}
+	}
+}
+
+// Every algorithm, and so every name, answers to a published source: a
+// known answer above, SMHasher's verification value (murmur64a), or — for
+// the three with no published vectors — its definition written out
+// independently (TestDefinitions).
+func TestEveryNameHasAKnownAnswer(t *testing.T) {
+	byDefinition := map[string]bool{"sum": true, "xor": true, "knuth": true, "murmur64a": true}
+	for _, a := range All() {
+		if len(knownAnswers[a.Name]) == 0 && len(digestAnswers[a.Name]) == 0 && !byDefinition[a.Name] {
+			t.Errorf("%s has no known-answer test", a.Name)
+		}
+	}
+	// Names that once lied: each now computes what it says, or is gone.
+	for name, want := range map[string]string{"xxh64": "xxh64", "crc64-ecma": "crc64-ecma", "crc64": "crc64-xz", "crc32": "crc32"} {
+		if a := mustLookup(t, name); a.Name != want {
+			t.Errorf("%s is %s, want %s", name, a.Name, want)
+		}
+	}
+	for _, gone := range []string{"murmur2a", "murmurhash2a", "crc"} {
+		if _, err := Lookup(gone); !errors.Is(err, ErrUnknown) {
+			t.Errorf("%s: %v, want ErrUnknown", gone, err)
+		}
+	}
+}
+
+// The slicing-by-8 CRC-64/ECMA-182 against the CRC written bit by bit from
+// its definition (catalogue parameters: poly 0x42F0E1EBA9EA3693, init 0,
+// no reflection, xorout 0), streamed from any state.
+func TestCRC64ECMAAgainstBitwise(t *testing.T) {
+	bitwise := func(crc uint64, p []byte) uint64 {
+		for _, b := range p {
+			crc ^= uint64(b) << 56
+			for range 8 {
+				if crc&(1<<63) != 0 {
+					crc = crc<<1 ^ crc64ecmaPoly
+				} else {
+					crc <<= 1
+				}
+			}
+		}
+		return crc
+	}
+	props := gopter.NewProperties(params(500))
+	props.Property("slicing-by-8 = bit at a time", prop.ForAll(func(start uint64, data []byte) bool {
+		return crc64ecmaUpdate(start, data) == bitwise(start, data)
+	}, gen.UInt64(), gen.SliceOf(gen.UInt8())))
+	props.TestingRun(t)
+}
+
 func TestKnownAnswers(t *testing.T) {
 	for name, cases := range knownAnswers {
+		cases = append(cases, xxh3CompatAnswers[name]...)
 		a := mustLookup(t, name)
 		for _, c := range cases {
 			if got := a.Sum(c.input); got != c.want {
@@ -176,7 +336,7 @@ func TestDefinitions(t *testing.T) {
 
 func TestRegistry(t *testing.T) {
 	names := Names()
-	if len(names) != 13 || len(All()) != 13 {
+	if len(names) != 19 || len(All()) != 19 {
 		t.Fatalf("%d algorithms: %v", len(names), names)
 	}
 	for _, a := range All() {
@@ -196,7 +356,7 @@ func TestRegistry(t *testing.T) {
 		if a.About == "" || a.Size == 0 {
 			t.Errorf("%s is not described", a.Name)
 		}
-		if len(a.Format(Value{})) != 2*a.Size {
+		if len(a.Format(Value{})) != 2*min(a.Size, 16) {
 			t.Errorf("%s formats %d digits", a.Name, len(a.Format(Value{})))
 		}
 	}
@@ -237,7 +397,9 @@ func TestStreamingEqualsOneShot(t *testing.T) {
 			if h.Value() != want || h.Sum64() != want.Lo {
 				return false
 			}
-			if !bytes.Equal(h.Sum([]byte{0xEE}), appendValue([]byte{0xEE}, want, a.Size)) {
+			// (A 256-bit digest's Sum is longer than its Value: it starts with it.)
+			sum := h.Sum([]byte{0xEE})
+			if len(sum) != 1+a.Size || !bytes.HasPrefix(sum, appendValue([]byte{0xEE}, want, min(a.Size, 16))) {
 				return false
 			}
 			h.Reset()

@@ -2,8 +2,10 @@
 // of the checksums of end-to-end MPI integrity work (Denis et al.,
 // "end-to-end checksums in NewMadeleine": sum, xor, Adler-32, Fletcher-64,
 // one-at-a-time, FNV-1a, Knuth, MurmurHash, SuperFastHash, CRC-32C) plus
-// CRC-64 and XXH3, the ways to make them cheap — combination of the
-// checksums of pieces, a parallel one-shot, a copy fused with the
+// CRC-64/XZ and XXH3, the sums files are exchanged with (CRC-32,
+// CRC-64/ECMA-182, XXH32, XXH64, SHA-256, BLAKE3: what zlib, xxhsum,
+// sha256sum and b3sum print), the ways to make them cheap — combination of
+// the checksums of pieces, a parallel one-shot, a copy fused with the
 // checksum — and auto-tuning, which picks the fastest adequate one on the
 // machine at hand.
 //
@@ -23,7 +25,7 @@
 // no preference: SIGCHECK_CSUM, else what `sigcheck tune` measured here,
 // else XXH3.
 //
-// What it is not: cryptographic. None of these resists a chosen
-// corruption; use crypto/sha256 or an AEAD where an adversary writes the
-// data.
+// What it is not: cryptographic, except sha256 and blake3. None of the
+// others resists a chosen corruption; where an adversary writes the data,
+// use those two (or an AEAD, which also says who wrote it).
 package csum

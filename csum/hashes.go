@@ -110,10 +110,11 @@ func (c *fnvCore) finish(_ []byte, _ uint64) Value { return Value{Lo: c.h} }
 func (c *fnvCore) reset()                          { c.h = fnvOffset }
 
 // MurmurHash64A, the 64-bit member of Austin Appleby's MurmurHash2 family
-// (MurmurHash2.cpp in SMHasher), seed 0. Its state starts from the total
+// (MurmurHash2.cpp in SMHasher), seed 0. (Not MurmurHash2A, the 32-bit
+// incremental variant of the same file, whose name it once carried.) Its state starts from the total
 // length, so New keeps the data until Sum; CopySum streams it.
 var murmur64aAlg = &Algorithm{
-	Name: "murmur64a", Aliases: []string{"murmurhash64a", "murmur2a", "murmurhash2a"}, Size: 8,
+	Name: "murmur64a", Aliases: []string{"murmurhash64a", "murmur2-64a"}, Size: 8,
 	Detects:  Detection{Bit1: Always, Bit2: Likely, Bit3: Likely, Swap: Likely},
 	About:    "MurmurHash64A (MurmurHash2, 64-bit), seed 0 (Appleby)",
 	sum:      func(p []byte) Value { return murmurSized(uint64(len(p))).sumAll(p) },

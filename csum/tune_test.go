@@ -43,7 +43,7 @@ func TestFastestAndTune(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !a.Detects.AtLeast(need) || len(ms) != 2 { // the two CRCs
+	if !a.Detects.AtLeast(need) || len(ms) != 4 { // the four CRCs
 		t.Errorf("Fastest picked %s among %d", a.Name, len(ms))
 	}
 	if _, _, err := Fastest(64, Detection{Swap: Always}, quick); err == nil {

@@ -64,6 +64,9 @@ func lookupHash(name string) (*Hash, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tree: %w", err)
 	}
+	if a.Size > 16 { // a node holds one or two 64-bit words
+		return nil, fmt.Errorf("tree: %s: a %d-byte digest does not fit a node (16 bytes at most)", a.Name, a.Size)
+	}
 	h := &Hash{name: a.Name, words: (a.Size + 7) / 8, kind: kindCsum, alg: a}
 	switch a.Name {
 	case "xxh3":

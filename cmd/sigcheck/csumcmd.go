@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/csv"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -53,30 +54,31 @@ func runCsum(e *env, args []string) error {
 	}
 	enc := json.NewEncoder(e.stdout)
 	for _, name := range files {
-		v, n, err := checksumFile(e, a, name)
+		h, n, err := checksumFile(e, a, name)
 		if err != nil {
 			return err
 		}
+		sum := hex.EncodeToString(h.Sum(nil)) // the whole digest, also for sha256 and blake3
 		if *asJSON {
-			if err := enc.Encode(map[string]any{"algorithm": a.Name, "file": name, "bytes": n, "checksum": a.Format(v)}); err != nil {
+			if err := enc.Encode(map[string]any{"algorithm": a.Name, "file": name, "bytes": n, "checksum": sum}); err != nil {
 				return err
 			}
 			continue
 		}
-		fmt.Fprintf(e.stdout, "%s  %s\n", a.Format(v), name)
+		fmt.Fprintf(e.stdout, "%s  %s\n", sum, name)
 	}
 	return nil
 }
 
 // checksumFile streams a file (or standard input for "-") through a, with
 // a progress bar on standard error for large files.
-func checksumFile(e *env, a *csum.Algorithm, name string) (csum.Value, int64, error) {
+func checksumFile(e *env, a *csum.Algorithm, name string) (csum.Hash, int64, error) {
 	var r io.Reader = e.stdin
 	total := int64(-1)
 	if name != "-" {
 		f, err := os.Open(name)
 		if err != nil {
-			return csum.Value{}, 0, err
+			return nil, 0, err
 		}
 		defer f.Close()
 		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
@@ -98,13 +100,13 @@ func checksumFile(e *env, a *csum.Algorithm, name string) (csum.Value, int64, er
 			break
 		}
 		if err != nil {
-			return csum.Value{}, 0, fmt.Errorf("%s: %w", name, err)
+			return nil, 0, fmt.Errorf("%s: %w", name, err)
 		}
 	}
 	if total >= 0 && n != total {
-		return csum.Value{}, 0, fmt.Errorf("%s: changed while being read (%d bytes, then %d)", name, total, n)
+		return nil, 0, fmt.Errorf("%s: changed while being read (%d bytes, then %d)", name, total, n)
 	}
-	return h.Value(), n, nil
+	return h, n, nil
 }
 
 func listAlgorithms(e *env, md, asJSON bool) error {

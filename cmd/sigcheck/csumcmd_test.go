@@ -54,7 +54,7 @@ func TestCsumCommand(t *testing.T) {
 
 func TestCsumListAndDetect(t *testing.T) {
 	o, _, code := sigcheckIn(t, "", "csum", "-list", "-markdown")
-	if code != 0 || !strings.HasPrefix(o, "| name | bits |") || strings.Count(o, "\n") != 15 {
+	if code != 0 || !strings.HasPrefix(o, "| name | bits |") || strings.Count(o, "\n") != 21 {
 		t.Errorf("list:\n%s", o)
 	}
 	o, _, code = sigcheckIn(t, "", "csum", "-detect", "-trials", "300", "-size", "1024")
@@ -62,7 +62,7 @@ func TestCsumListAndDetect(t *testing.T) {
 		t.Errorf("detect:\n%s", o)
 	}
 	o, _, _ = sigcheckIn(t, "", "csum", "-detect", "-trials", "50", "-json")
-	if n := strings.Count(o, "\n"); n != 13*4 {
+	if n := strings.Count(o, "\n"); n != 19*4 {
 		t.Errorf("%d JSON rows", n)
 	}
 	for _, bad := range [][]string{{"-size", "7"}, {"-trials", "0"}} {
@@ -122,7 +122,7 @@ func TestTuneCommand(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, o)
 	}
 	choice := got["choices"].([]any)[0].(map[string]any)["algorithm"]
-	if choice != "crc32c" && choice != "crc64" {
+	if !strings.HasPrefix(choice.(string), "crc") {
 		t.Errorf("with -need bits the choice is %v", choice)
 	}
 	if _, _, code := sigcheckIn(t, "", "tune", "-need", "perfect"); code != exitUsage {
