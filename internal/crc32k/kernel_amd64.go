@@ -30,3 +30,19 @@ func updateAVX512(crc uint32, p *byte, n int, k *[kernelConstWords]uint64) uint3
 func updateKernel(crc uint32, p []byte) uint32 {
 	return updateAVX512(crc, unsafe.SliceData(p), len(p), &kernelConsts)
 }
+
+//go:noescape
+func copyUpdateAVX512(crc uint32, dst, src *byte, n int, k *[kernelConstWords]uint64) uint32
+
+//go:noescape
+func copyUpdateNTAVX512(crc uint32, dst, src *byte, n int, k *[kernelConstWords]uint64) uint32
+
+// copyKernel copies src (a positive multiple of 64 bytes) into dst, as
+// long, folding it into the register crc; nt asks for non-temporal stores,
+// dst then 64-byte aligned.
+func copyKernel(crc uint32, dst, src []byte, nt bool) uint32 {
+	if nt {
+		return copyUpdateNTAVX512(crc, unsafe.SliceData(dst), unsafe.SliceData(src), len(src), &kernelConsts)
+	}
+	return copyUpdateAVX512(crc, unsafe.SliceData(dst), unsafe.SliceData(src), len(src), &kernelConsts)
+}

@@ -10,3 +10,7 @@ var useKernel = false
 const kernelMin = 128
 
 func updateKernel(crc uint32, p []byte) uint32 { panic("crc32k: no kernel on this architecture") }
+
+func copyKernel(crc uint32, dst, src []byte, nt bool) uint32 {
+	panic("crc32k: no kernel on this architecture")
+}
