@@ -16,8 +16,9 @@ import (
 // 2^64-1 = 3·5·17·257·641·65537·6700417), so α^n = 1 only for n ≡ 0
 // (mod 2^64-1). Elements are uint64 values read as binary polynomials.
 //
-// Multiplication is the portable carry-less product of clmul.go followed by
-// a reduction that costs a few shifts, since p's low part has degree 4.
+// Multiplication is a carry-less product, PCLMULQDQ on amd64 (gf64_amd64.s)
+// or the portable one of clmul.go elsewhere, followed by a reduction that
+// costs a few shifts, since p's low part has degree 4.
 
 // Poly64 is the low part of GF(2^64)'s polynomial p = x^64 + Poly64.
 const Poly64 = 0x1B
@@ -36,6 +37,14 @@ func reduce64(hi, lo uint64) uint64 {
 
 // Mul64 returns a·b in GF(2^64).
 func Mul64(a, b uint64) uint64 {
+	if useCLMUL {
+		return mul64CLMUL(a, b)
+	}
+	return mul64Generic(a, b)
+}
+
+// mul64Generic is Mul64 in portable Go, the reference for mul64CLMUL.
+func mul64Generic(a, b uint64) uint64 {
 	hi, lo := clmul64(a, b)
 	return reduce64(hi, lo)
 }

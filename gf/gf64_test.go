@@ -63,8 +63,11 @@ func TestGF64Arithmetic(t *testing.T) {
 	p := gopter.DefaultTestParametersWithSeed(1)
 	p.MinSuccessfulTests = 2000
 	props := gopter.NewProperties(p)
-	props.Property("Mul64 = schoolbook", prop.ForAll(
-		func(a, b uint64) bool { return Mul64(a, b) == mul64Ref(a, b) }, gen.UInt64(), gen.UInt64()))
+	props.Property("Mul64 = schoolbook, both kernels", prop.ForAll(
+		func(a, b uint64) bool {
+			want := mul64Ref(a, b)
+			return Mul64(a, b) == want && mul64Generic(a, b) == want && (!useCLMUL || mul64CLMUL(a, b) == want)
+		}, gen.UInt64(), gen.UInt64()))
 	props.Property("MulX64 = Mul64 by α", prop.ForAll(
 		func(a uint64) bool { return MulX64(a) == mul64Ref(a, 2) }, gen.UInt64()))
 	props.Property("Exp64 = α^n by squaring", prop.ForAll(
@@ -109,6 +112,11 @@ func BenchmarkGF64(b *testing.B) {
 	b.Run("op=mul", func(b *testing.B) {
 		for b.Loop() {
 			x = Mul64(x, y)
+		}
+	})
+	b.Run("op=mul/kernel=generic", func(b *testing.B) {
+		for b.Loop() {
+			x = mul64Generic(x, y)
 		}
 	})
 	b.Run("op=exp/n=1e12", func(b *testing.B) {

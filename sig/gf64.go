@@ -60,15 +60,22 @@ func (gfd64) Repeat(a Sig, k uint64) Sig {
 	case k == 1 || a.Value == 0:
 		return Sig{Value: a.Value, Count: n}
 	}
-	beta := gf.Exp64(a.Count)
-	if beta == 1 {
-		// |a| = 0 (or 2^64-1, with k = 1 above): k copies of a·1, which
-		// in characteristic 2 is a·(k mod 2).
-		return Sig{Value: a.Value * (k & 1), Count: n}
+	inv := invAlphaPlus1 // 1/(β+1) for the common |a| = 1: a run of one basic type
+	if a.Count != 1 {
+		beta := gf.Exp64(a.Count)
+		if beta == 1 {
+			// |a| = 0 (or 2^64-1, with k = 1 above): k copies of a·1,
+			// which in characteristic 2 is a·(k mod 2).
+			return Sig{Value: a.Value * (k & 1), Count: n}
+		}
+		inv = gf.Inv64(beta ^ 1)
 	}
-	s := gf.Mul64(gf.Exp64(n)^1, gf.Inv64(beta^1)) // Σ_{t<k} β^t; β^k = α^n
+	s := gf.Mul64(gf.Exp64(n)^1, inv) // Σ_{t<k} β^t, as β^k = α^n
 	return Sig{Value: gf.Mul64(a.Value, s), Count: n}
 }
+
+// invAlphaPlus1 is 1/(α+1) in GF(2^64) (TestInvAlphaPlus1 checks it).
+const invAlphaPlus1 uint64 = 0xfffffffffffffff6
 
 func (gfd64) Append(s Sig, codes ...uint64) Sig {
 	n := addCounts(s.Count, uint64(len(codes)))

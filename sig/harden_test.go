@@ -8,6 +8,8 @@ import (
 	"github.com/leanovate/gopter"
 	"github.com/leanovate/gopter/gen"
 	"github.com/leanovate/gopter/prop"
+
+	"github.com/sigcheck/sigcheck/gf"
 )
 
 // Issue 11, item 1: in gfd over GF(2^w) a run of k·(2^w-1) identical
@@ -180,4 +182,10 @@ func TestDefaultSubstitutionGuarantee(t *testing.T) {
 		},
 		gen.UInt8(), gen.UInt8(), gen.UInt8(), seqGen(), seqGen(), gen.UInt8(), gen.UInt8(), gen.UInt64(), gen.UInt64()))
 	props.TestingRun(t)
+}
+
+func TestInvAlphaPlus1(t *testing.T) {
+	if gf.Mul64(3, invAlphaPlus1) != 1 || gf.Inv64(3) != invAlphaPlus1 {
+		t.Errorf("1/(α+1) is %#x, not %#x", gf.Inv64(3), uint64(invAlphaPlus1))
+	}
 }

@@ -83,6 +83,117 @@ func Panel() []*Datatype {
 	return out
 }
 
+// LongLengths are the lengths of LongPanel's uniform runs: from 256 to
+// 10^6, with the periods of the small fields (255, 65535) and their
+// multiples among them, where a gfd over GF(2^8) or GF(2^16) forgets runs.
+var LongLengths = []int64{256, 257, 300, 383, 500, 510, 511, 512, 765, 1000, 1020, 1023, 1024, 1275,
+	2040, 2048, 4080, 4096, 5000, 8192, 10000, 16320, 16384, 32767, 32768, 50000, 65280, 65535,
+	65536, 65537, 100000, 131070, 131072, 196605, 250000, 262144, 327675, 500000, 524288, 1000000}
+
+// LongPanel returns type signatures of 256 to 10^6 elements over the 13
+// PanelTypes, which Panel (and the paper's panel) lacks: the paper's figures
+// say nothing of signatures longer than 64 elements, and gfd over GF(2^w)
+// behaves differently beyond 2^w-1 of them. With T the 13 types:
+//
+//  1. every uniform run t×n, n in LongLengths: 13·40 = 520 (contiguous);
+//  2. every two-run struct t1×a, t2×b, t1 ≠ t2, (a, b) in (128, 128),
+//     (255, 1), (1, 255), (255, 255), (1000, 24), (65535, 1), (1, 65535),
+//     (65535, 65535), (500000, 500000): 156·9 = 1404;
+//  3. every alternation (t1×a, t2×b)×k, t1 ≠ t2, (a, b) in (1, 1), (1, 2),
+//     (2, 1), (3, 1), k in 128, 255, 256, 500, 1000: 156·20 = 3120
+//     (contiguous of a struct);
+//  4. every run with one odd element, t×a, u, t×b, t ≠ u, (a, b) in
+//     (255, 255), (1000, 3), (3, 1000), (65535, 65535): 156·4 = 624;
+//  5. every triple of distinct types repeated, vector(100, 1, 2,
+//     struct{t1, t2, t3}) (300 elements): 13·12·11 = 1716 (nested: a
+//     vector of a resized struct).
+//
+// 7384 signatures, each once (TestLongPanel compares their run-length
+// forms).
+func LongPanel() []*Datatype {
+	var out []*Datatype
+	runs := func(ns []int64, ts ...*Datatype) *Datatype {
+		bl, ds := make([]int64, len(ts)), make([]int64, len(ts))
+		var off int64
+		for i, t := range ts {
+			bl[i], ds[i] = ns[i], off
+			off += ns[i] * t.Size()
+		}
+		return Must(Struct(bl, ds, ts))
+	}
+	for _, t := range PanelTypes {
+		for _, n := range LongLengths {
+			out = append(out, Must(Contiguous(n, t)))
+		}
+	}
+	for _, ab := range [][2]int64{{128, 128}, {255, 1}, {1, 255}, {255, 255}, {1000, 24}, {65535, 1}, {1, 65535}, {65535, 65535}, {500000, 500000}} {
+		for _, a := range PanelTypes {
+			for _, b := range PanelTypes {
+				if a != b {
+					out = append(out, runs(ab[:], a, b))
+				}
+			}
+		}
+	}
+	for _, ab := range [][2]int64{{1, 1}, {1, 2}, {2, 1}, {3, 1}} {
+		for _, k := range []int64{128, 255, 256, 500, 1000} {
+			for _, a := range PanelTypes {
+				for _, b := range PanelTypes {
+					if a != b {
+						out = append(out, Must(Contiguous(k, runs(ab[:], a, b))))
+					}
+				}
+			}
+		}
+	}
+	for _, ab := range [][2]int64{{255, 255}, {1000, 3}, {3, 1000}, {65535, 65535}} {
+		for _, t := range PanelTypes {
+			for _, u := range PanelTypes {
+				if t != u {
+					out = append(out, runs([]int64{ab[0], 1, ab[1]}, t, u, t))
+				}
+			}
+		}
+	}
+	for _, a := range PanelTypes {
+		for _, b := range PanelTypes {
+			for _, c := range PanelTypes {
+				if a != b && b != c && a != c {
+					s := runs([]int64{1, 1, 1}, a, b, c)
+					out = append(out, Must(Vector(100, 1, 2, s)))
+				}
+			}
+		}
+	}
+	return out
+}
+
+// PaperCollisions are the collision percentages of Langou et al.'s Table 1
+// (their panel of 6994 signatures of at most 64 elements), by spec. The
+// paper reports one 16-bit CRC, CRC-CCITT, and one 32-bit CRC, 04C11DB7,
+// whose figure stands here for both catalogue forms of that polynomial,
+// crc32 (reflected) and crc32-bzip2.
+var PaperCollisions = map[string]float64{
+	"crc16-ccitt-false": 4.76, "xor-bs1:w=16,m=1": 61.10, "mmm-bs1:w=16,m=1": 52.03, "gfd:w=16,m=1": 12.65,
+	"xor-bs1:w=8,m=2": 64.40, "mmm-bs1:w=8,m=2": 51.44, "gfd:w=8,m=2": 3.73,
+	"crc32": 0, "crc32-bzip2": 0, "xor-bs1:w=16,m=2": 37.32, "mmm-bs1:w=16,m=2": 23.29, "gfd:w=16,m=2": 0,
+	"xor-bs1:w=8,m=4": 60.71, "mmm-bs1:w=8,m=4": 30.08, "gfd:w=8,m=4": 0,
+}
+
+// MeetsPaper says whether a measurement q keeps the figure Table 1 gives
+// for its algebra: collisions at most 1.25× the paper's, or within 1.5× of
+// a random mapping to as many bits (so an algebra the paper found as good
+// as random, or perfect at 32 bits, must stay so: at 32 bits and more that
+// means no collision at all on a panel of this size). The second result is
+// false when the paper has no figure for the algebra.
+func MeetsPaper(q Quality) (meets, inPaper bool) {
+	p, ok := PaperCollisions[q.Algebra]
+	if !ok {
+		return false, false
+	}
+	return q.Collisions <= max(1.25*p, 1.5*q.Expected), true
+}
+
 // Quality is how well an algebra spreads a panel of distinct type signatures
 // over its values (Langou et al., Table 1).
 type Quality struct {
