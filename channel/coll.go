@@ -45,6 +45,7 @@ func Barrier(ctx context.Context, c Comm) error {
 // DisseminationBarrier is Barrier over Send and Recv: ⌈log2 p⌉ rounds of
 // empty messages.
 func DisseminationBarrier(ctx context.Context, c Comm) error {
+	c = sys(c)
 	p, r := c.Size(), c.Rank()
 	for k := 1; k < p; k <<= 1 {
 		if err := c.Send(ctx, (r+k)%p, tagBarrier, nil); err != nil {
@@ -72,6 +73,7 @@ func Bcast(ctx context.Context, c Comm, root int, buf []byte) error {
 // BinomialBcast is Bcast over Send and Recv, whatever c implements:
 // what a Bcaster can build on.
 func BinomialBcast(ctx context.Context, c Comm, root int, buf []byte) error {
+	c = sys(c)
 	p, r := c.Size(), c.Rank()
 	rel := (r - root + p) % p
 	mask := 1
@@ -115,6 +117,7 @@ func recvExact(ctx context.Context, c Comm, src, tag int, buf []byte) error {
 // root's recv, rank i's at recv[i·n:], which must hold Size()·n bytes;
 // recv is ignored elsewhere.
 func Gather(ctx context.Context, c Comm, root int, send, recv []byte) error {
+	c = sys(c)
 	if err := checkRank(c, root, "root"); err != nil {
 		return err
 	}
@@ -162,6 +165,7 @@ func Allgather(ctx context.Context, c Comm, send, recv []byte) error {
 // allgather is Allgather over Send and Recv: Bruck's for small totals,
 // the ring for large ones.
 func allgather(ctx context.Context, c Comm, send, recv []byte) error {
+	c = sys(c)
 	if err := checkAllgather(c, send, recv); err != nil {
 		return err
 	}
@@ -181,6 +185,7 @@ func checkAllgather(c Comm, send, recv []byte) error {
 // RingAllgather is Allgather in p-1 rounds: in round s each rank passes
 // the block it got in round s-1 (its own first) to its right neighbour.
 func RingAllgather(ctx context.Context, c Comm, send, recv []byte) error {
+	c = sys(c)
 	p, r, n := c.Size(), c.Rank(), len(send)
 	if len(recv) != p*n {
 		return fmt.Errorf("%w: a receive buffer of %d bytes for %d ranks of %d", ErrCollective, len(recv), p, n)
@@ -205,6 +210,7 @@ func RingAllgather(ctx context.Context, c Comm, send, recv []byte) error {
 // r-k and appends those of rank r+k; a final rotation puts the blocks in
 // rank order.
 func BruckAllgather(ctx context.Context, c Comm, send, recv []byte) error {
+	c = sys(c)
 	p, r, n := c.Size(), c.Rank(), len(send)
 	if len(recv) != p*n {
 		return fmt.Errorf("%w: a receive buffer of %d bytes for %d ranks of %d", ErrCollective, len(recv), p, n)

@@ -42,6 +42,9 @@ func (l *layer) rootOf(b []byte) (csum.Value, error) {
 // Bcast broadcasts buf from root, checking every rank's copy against the
 // root's tree root.
 func (l *layer) Bcast(ctx context.Context, root int, buf []byte) error {
+	if !l.sys {
+		return l.reserved().(*layer).Bcast(ctx, root, buf)
+	}
 	if l.p.mode != modeMerkle {
 		return BinomialBcast(ctx, l, root, buf)
 	}
@@ -156,6 +159,9 @@ func (l *layer) bcastRepair(ctx context.Context, buf, rm []byte) error {
 // Allgather gathers every rank's block, each checked against the root its
 // owner computed.
 func (l *layer) Allgather(ctx context.Context, send, recv []byte) error {
+	if !l.sys {
+		return l.reserved().(*layer).Allgather(ctx, send, recv)
+	}
 	p, r, n := l.Size(), l.Rank(), len(send)
 	if len(recv) != p*n {
 		return fmt.Errorf("%w: a receive buffer of %d bytes for %d ranks of %d", ErrCollective, len(recv), p, n)

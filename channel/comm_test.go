@@ -132,8 +132,9 @@ func TestNonOvertakingAndTags(t *testing.T) {
 					return err
 				}
 			}
-			// A reserved tag: only a receive naming it takes it.
-			return c.Send(ctx, 2, ReservedTag+5, []byte{9})
+			// A reserved tag (the package's protocols' view): only a
+			// receive naming it takes it.
+			return sys(c).Send(ctx, 2, ReservedTag+5, []byte{9})
 		}
 		next := [2][3]int{{0, 1, 2}, {0, 1, 2}} // the next message expected per source and tag
 		for range 200 {
@@ -158,7 +159,7 @@ func TestNonOvertakingAndTags(t *testing.T) {
 			return fmt.Errorf("AnyTag took a reserved-tag message: %v", err)
 		}
 		for src := range 2 {
-			if _, err := c.Recv(ctx, src, ReservedTag+5, make([]byte, 1)); err != nil {
+			if _, err := sys(c).Recv(ctx, src, ReservedTag+5, make([]byte, 1)); err != nil {
 				return err
 			}
 		}
@@ -166,6 +167,35 @@ func TestNonOvertakingAndTags(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestReservedTagsRefused: a user's Send or Recv on a reserved tag is an
+// error on every Comm of the package (before, an unprotected or checksum
+// Bcast then delivered the user's message as the broadcast's data).
+func TestReservedTagsRefused(t *testing.T) {
+	comms := local(t, 2)
+	ctx := context.Background()
+	m, err := WithMerkle(comms[0])
+	must(t, err)
+	k, err := WithChecksum(comms[0])
+	must(t, err)
+	for _, c := range []Comm{comms[0], m, k, Dup(comms[0])} {
+		for _, tag := range []int{ReservedTag, ReservedTag + 2, 1<<31 - 1} {
+			if err := c.Send(ctx, 1, tag, []byte{1}); !errors.Is(err, ErrTag) {
+				t.Errorf("%T: Send on tag %d: %v", c, tag, err)
+			}
+			if _, err := c.Recv(ctx, 1, tag, nil); !errors.Is(err, ErrTag) {
+				t.Errorf("%T: Recv on tag %d: %v", c, tag, err)
+			}
+			if _, err := Irecv(ctx, c, 1, tag, nil).Wait(); !errors.Is(err, ErrTag) {
+				t.Errorf("%T: Irecv on tag %d: %v", c, tag, err)
+			}
+		}
+	}
+	tc := WithTypes(comms[0], nil)
+	if err := tc.Send(ctx, 1, ReservedTag, []byte{1}, nil, 0); !errors.Is(err, ErrTag) {
+		t.Errorf("Typed: Send on a reserved tag: %v", err)
 	}
 }
 

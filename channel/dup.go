@@ -36,7 +36,10 @@ func Dup(c Comm) Comm {
 type dup struct {
 	e   *engine
 	ctx uint32
+	sys bool // a view for the package's protocols (reserved tags allowed)
 }
+
+func (d *dup) reserved() Comm { return &dup{e: d.e, ctx: d.ctx, sys: true} }
 
 func (d *dup) engine() *engine { return d.e }
 func (d *dup) Rank() int       { return d.e.rank }
@@ -46,21 +49,21 @@ func (d *dup) Size() int       { return d.e.size }
 func (d *dup) Stats() Stats { return d.e.statsNow() }
 
 func (d *dup) Send(ctx context.Context, dst, tag int, data []byte) error {
-	if err := checkSend(d, dst, tag); err != nil {
+	if err := checkSend(d, dst, tag, d.sys); err != nil {
 		return err
 	}
 	return d.e.send(ctx, d.ctx, dst, int64(tag), data, nil)
 }
 
 func (d *dup) Recv(ctx context.Context, src, tag int, buf []byte) (Status, error) {
-	if err := checkRecv(d, src, tag); err != nil {
+	if err := checkRecv(d, src, tag, d.sys); err != nil {
 		return Status{}, err
 	}
 	return d.e.recv(ctx, d.ctx, src, int64(tag), buf)
 }
 
 func (d *dup) post(src, tag int, buf []byte) (*recvReq, error) {
-	if err := checkRecv(d, src, tag); err != nil {
+	if err := checkRecv(d, src, tag, d.sys); err != nil {
 		return nil, err
 	}
 	return d.e.post(d.ctx, src, int64(tag), buf)

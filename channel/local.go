@@ -15,6 +15,7 @@ type Endpoint struct {
 	e      *engine
 	links  func(peer int) ([]byte, error) // the link secrets (LinkKey)
 	native native                         // the transport's own collectives
+	sys    bool                           // a view for the package's protocols (reserved tags allowed)
 }
 
 // Rank returns this endpoint's rank.
@@ -25,7 +26,7 @@ func (p *Endpoint) Size() int { return p.e.size }
 
 // Send sends data to rank dst with a tag ≥ 0.
 func (p *Endpoint) Send(ctx context.Context, dst, tag int, data []byte) error {
-	if err := checkSend(p, dst, tag); err != nil {
+	if err := checkSend(p, dst, tag, p.sys); err != nil {
 		return err
 	}
 	return p.e.send(ctx, 0, dst, int64(tag), data, nil)
@@ -33,14 +34,14 @@ func (p *Endpoint) Send(ctx context.Context, dst, tag int, data []byte) error {
 
 // Recv receives a message from src (or AnySource) with tag (or AnyTag).
 func (p *Endpoint) Recv(ctx context.Context, src, tag int, buf []byte) (Status, error) {
-	if err := checkRecv(p, src, tag); err != nil {
+	if err := checkRecv(p, src, tag, p.sys); err != nil {
 		return Status{}, err
 	}
 	return p.e.recv(ctx, 0, src, int64(tag), buf)
 }
 
 func (p *Endpoint) post(src, tag int, buf []byte) (*recvReq, error) {
-	if err := checkRecv(p, src, tag); err != nil {
+	if err := checkRecv(p, src, tag, p.sys); err != nil {
 		return nil, err
 	}
 	return p.e.post(0, src, int64(tag), buf)
@@ -73,26 +74,61 @@ func (p *Endpoint) LinkKey(peer int, label string) ([]byte, error) {
 
 func (p *Endpoint) engine() *engine { return p.e }
 
-func checkSend(c Comm, dst, tag int) error {
+// checkSend checks a send's arguments; sys says that the caller is one
+// of this package's protocols, which alone may use reserved tags.
+func checkSend(c Comm, dst, tag int, sys bool) error {
 	if err := checkRank(c, dst, "destination"); err != nil {
 		return err
 	}
-	if tag < 0 {
-		return fmt.Errorf("%w: %d", ErrTag, tag)
-	}
-	return nil
+	return checkTag(tag, sys)
 }
 
-func checkRecv(c Comm, src, tag int) error {
+func checkRecv(c Comm, src, tag int, sys bool) error {
 	if src != AnySource {
 		if err := checkRank(c, src, "source"); err != nil {
 			return err
 		}
 	}
-	if tag < 0 && tag != AnyTag {
+	if tag == AnyTag {
+		return nil
+	}
+	return checkTag(tag, sys)
+}
+
+func checkTag(tag int, sys bool) error {
+	switch {
+	case tag < 0:
 		return fmt.Errorf("%w: %d", ErrTag, tag)
+	case tag >= ReservedTag && !sys:
+		return fmt.Errorf("%w: %d is reserved for the package's own protocols (user tags are 0 to %d)", ErrTag, tag, ReservedTag-1)
 	}
 	return nil
+}
+
+// reserver is a Comm of this package, which has a view that may use the
+// reserved tags.
+type reserver interface {
+	reserved() Comm
+}
+
+// sys returns the view of c through which this package's protocols
+// (collectives, validation) send on reserved tags: for a Comm of this
+// package the same communicator without the check that keeps users off
+// those tags; any other Comm as it is, which carries them as it will.
+func sys(c Comm) Comm {
+	if r, ok := c.(reserver); ok {
+		return r.reserved()
+	}
+	return c
+}
+
+func (p *Endpoint) reserved() Comm {
+	if p.sys {
+		return p
+	}
+	q := *p
+	q.sys = true
+	return &q
 }
 
 // Close shuts the endpoint: its pending receives fail with ErrClosed and

@@ -161,6 +161,16 @@ type layer struct {
 	e   *engine
 	ctx uint32
 	p   *protection
+	sys bool // a view for the package's protocols (reserved tags allowed)
+}
+
+func (l *layer) reserved() Comm {
+	if l.sys {
+		return l
+	}
+	q := *l
+	q.sys = true
+	return &q
 }
 
 func (l *layer) engine() *engine { return l.e }
@@ -168,21 +178,21 @@ func (l *layer) Rank() int       { return l.e.rank }
 func (l *layer) Size() int       { return l.e.size }
 
 func (l *layer) Send(ctx context.Context, dst, tag int, data []byte) error {
-	if err := checkSend(l, dst, tag); err != nil {
+	if err := checkSend(l, dst, tag, l.sys); err != nil {
 		return err
 	}
 	return l.e.sendProtected(ctx, l.p, l.ctx, dst, int64(tag), data, nil)
 }
 
 func (l *layer) Recv(ctx context.Context, src, tag int, buf []byte) (Status, error) {
-	if err := checkRecv(l, src, tag); err != nil {
+	if err := checkRecv(l, src, tag, l.sys); err != nil {
 		return Status{}, err
 	}
 	return l.e.recv(ctx, l.ctx, src, int64(tag), buf)
 }
 
 func (l *layer) post(src, tag int, buf []byte) (*recvReq, error) {
-	if err := checkRecv(l, src, tag); err != nil {
+	if err := checkRecv(l, src, tag, l.sys); err != nil {
 		return nil, err
 	}
 	return l.e.post(l.ctx, src, int64(tag), buf)

@@ -54,7 +54,7 @@ func (t *Typed) Comm() Comm { return t.c }
 // Send sends count copies of dt, packed in data (exactly dt's size times
 // count bytes).
 func (t *Typed) Send(ctx context.Context, dst, tag int, data []byte, dt *sig.Datatype, count uint64) error {
-	if err := checkSend(t.c, dst, tag); err != nil {
+	if err := checkSend(t.c, dst, tag, false); err != nil {
 		return err
 	}
 	st, err := sig.NewStamp(t.alg, dt, count)
@@ -83,7 +83,7 @@ func (t *Typed) Send(ctx context.Context, dst, tag int, data []byte, dt *sig.Dat
 // buf's contents are undefined and the error is a *sig.MismatchError,
 // located when the sender's description came along.
 func (t *Typed) Recv(ctx context.Context, src, tag int, buf []byte, dt *sig.Datatype, count uint64) (Status, error) {
-	if err := checkRecv(t.c, src, tag); err != nil {
+	if err := checkRecv(t.c, src, tag, false); err != nil {
 		return Status{}, err
 	}
 	mine, err := sig.NewStamp(t.alg, dt, count)

@@ -35,6 +35,7 @@ const (
 // ValidateSender serves dst's ValidateReceiver for data until it is
 // satisfied or gives up.
 func ValidateSender(ctx context.Context, c Comm, dst int, data []byte, opts ...tree.Option) error {
+	c = sys(c)
 	t, err := tree.Build(data, opts...)
 	if err != nil {
 		return err
@@ -94,6 +95,7 @@ func ValidateSender(ctx context.Context, c Comm, dst int, data []byte, opts ...t
 // ValidateSender) and repairs it in place. It returns the segments that
 // were corrupted (none when the copies agreed).
 func ValidateReceiver(ctx context.Context, c Comm, src int, data []byte, opts ...tree.Option) ([]int, error) {
+	c = sys(c)
 	t, err := tree.Build(data, opts...)
 	if err != nil {
 		return nil, err
