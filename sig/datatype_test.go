@@ -446,3 +446,73 @@ func TestFromGo(t *testing.T) {
 		t.Errorf("named float: %s", dt)
 	}
 }
+
+// Issue 15: no Go type produced C's int, so a Go receiver never matched a
+// C sender's MPI_INT. Tags, As and CNames say which C type a Go value is.
+func TestFromGoCTypes(t *testing.T) {
+	type particle struct {
+		ID   int32 `sig:"int"`
+		Pos  [3]float64
+		Kind [2]uint16 `sig:"MPI_UNSIGNED_SHORT"`
+		Pair [2]int32  `sig:"2int"`
+		Skip int64     `sig:"-"`
+		Cell [2][2]int32
+	}
+	dt, err := FromValue(particle{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "resized(0, 72, struct([1, 1, 1, 1, 1], [0, 8, 32, 36, 56], [int, contiguous(3, double), " +
+		"contiguous(2, unsigned_short), 2int, contiguous(2, contiguous(2, int32_t))]))"
+	if dt.String() != want {
+		t.Errorf("tags: %s\nwant  %s", dt, want)
+	}
+	dt, err = FromValue(particle{}, As(reflect.TypeFor[int32](), Int))
+	if err != nil || !strings.Contains(dt.String(), "contiguous(2, contiguous(2, int))") {
+		t.Errorf("As: %v %v", dt, err)
+	}
+	type all struct {
+		A int8
+		B uint8
+		C int16
+		D uint16
+		E int32
+		F uint32
+		G int64
+		H uint64
+		I int
+		J uint
+		K float32
+		L float64
+		M bool
+	}
+	dt, err = FromValue(all{}, CNames())
+	want = "[signed_char, unsigned_char, short, unsigned_short, int, unsigned, long, unsigned_long, long, unsigned_long, float, double, c_bool]"
+	if err != nil || !strings.Contains(dt.String(), want) {
+		t.Errorf("CNames: %v %v", dt, err)
+	}
+	// As wins over CNames; a tag over both.
+	dt, _ = FromValue(struct {
+		X int64
+		Y int64 `sig:"long_long"`
+	}{}, CNames(), As(reflect.TypeFor[int64](), Int64))
+	if !strings.Contains(dt.String(), "[int64_t, long_long]") {
+		t.Errorf("precedence: %s", dt)
+	}
+	for _, c := range []struct {
+		v    any
+		opts []GoOption
+		msg  string
+	}{
+		{struct{ X int32 `sig:"double"` }{}, nil, `Go type struct { X int32 "sig:\"double\"" }.X (4 bytes): tag sig:"double" maps it to double, of size 8`},
+		{struct{ X [3]int32 `sig:"nit"` }{}, nil, `tag sig:"nit": column 1: unknown datatype "nit"`},
+		{struct{ X [3]int32 `sig:"contiguous(2, int)"` }{}, nil, "maps it to contiguous(2, int)"},
+		{int32(0), []GoOption{As(reflect.TypeFor[int32](), Double)}, "As maps it to double"},
+		{int32(0), []GoOption{As(reflect.TypeFor[int32](), nil)}, "maps it to no datatype"},
+	} {
+		_, err := FromValue(c.v, c.opts...)
+		if !errors.Is(err, ErrDatatype) || !strings.Contains(err.Error(), c.msg) || strings.Count(err.Error(), "sig: ") != 1 {
+			t.Errorf("FromValue(%T): %v, want an error about %q", c.v, err, c.msg)
+		}
+	}
+}
