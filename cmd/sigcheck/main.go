@@ -18,6 +18,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
+	"runtime/debug"
 	"strings"
 )
 
@@ -64,15 +66,35 @@ func main() {
 
 // Exit statuses.
 const (
-	exitOK       = 0
-	exitNegative = 1 // the check ran and the answer is no
-	exitUsage    = 2 // bad input or usage
+	exitOK          = 0
+	exitNegative    = 1   // the check ran and the answer is no
+	exitUsage       = 2   // bad input or usage
+	exitInterrupted = 130 // stopped by Ctrl-C, as a shell reports a process killed by SIGINT
 )
 
 // negativeError is an answer, not a failure: printed already, exit 1.
 type negativeError struct{}
 
 func (negativeError) Error() string { return "negative" }
+
+// usageError is a bad flag or argument. It prints as one line that says
+// what is wrong and where the help is, never the whole usage (that is
+// for -h): a typo should not scroll the mistake off the screen.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+// usageErrorf returns a usageError; commands use it for flag values and
+// arguments they reject after parsing ("-ranks 3: bw runs between 2").
+func usageErrorf(format string, args ...any) error {
+	return &usageError{fmt.Sprintf(format, args...)}
+}
+
+// interruptedError says that Ctrl-C stopped a command: what it measured
+// so far is printed already; exit 130.
+type interruptedError struct{ what string }
+
+func (e *interruptedError) Error() string { return "interrupted: " + e.what }
 
 func run(args []string, stdout, stderr io.Writer) int {
 	return runIO(args, strings.NewReader(""), stdout, stderr)
@@ -81,7 +103,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 func runIO(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	e := &env{stdin: stdin, stdout: stdout, stderr: stderr}
 	if len(args) == 0 {
-		usage(stderr)
+		fmt.Fprintln(stderr, "sigcheck: no command (sigcheck -h lists them)")
 		return exitUsage
 	}
 	name := args[0]
@@ -94,13 +116,20 @@ func runIO(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		usage(stdout)
 		return exitOK
+	case "version", "-version", "--version":
+		fmt.Fprintln(stdout, version())
+		return exitOK
 	}
 	c := find(name)
 	if c == nil {
-		fmt.Fprintf(stderr, "sigcheck: unknown command %q (run sigcheck help)\n", name)
+		fmt.Fprintf(stderr, "sigcheck: unknown command %q (sigcheck -h lists them)\n", name)
 		return exitUsage
 	}
 	err := c.run(e, args[1:])
+	var (
+		ue *usageError
+		ie *interruptedError
+	)
 	switch {
 	case err == nil:
 		return exitOK
@@ -108,9 +137,65 @@ func runIO(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return exitOK
 	case errors.As(err, new(negativeError)):
 		return exitNegative
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "sigcheck %s: %s (sigcheck %s -h for help)\n", c.name, plain(ue.msg), c.name)
+		return exitUsage
+	case errors.As(err, &ie):
+		fmt.Fprintf(stderr, "sigcheck %s: %s\n", c.name, plain(ie.Error()))
+		return exitInterrupted
 	}
-	fmt.Fprintf(stderr, "sigcheck %s: %v\n", c.name, err)
+	fmt.Fprintf(stderr, "sigcheck %s: %s\n", c.name, plain(err.Error()))
 	return exitUsage
+}
+
+// version returns the module version the binary was built from: v1.2.3
+// for go install …@v1.2.3 or @latest, a pseudo-version for a commit, and
+// "(devel)" with the commit, when known, for a build in a checkout.
+func version() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "sigcheck (no build information)"
+	}
+	v := bi.Main.Version
+	if v == "" {
+		v = "(devel)"
+	}
+	var rev, modified string
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				modified = ", modified"
+			}
+		}
+	}
+	if rev != "" && v == "(devel)" {
+		v += " " + rev[:min(12, len(rev))] + modified
+	}
+	return fmt.Sprintf("sigcheck %s %s (%s, %s/%s)", bi.Main.Path, v, bi.GoVersion, runtime.GOOS, runtime.GOARCH)
+}
+
+// packageNames are the library's packages, whose names begin their error
+// messages (sig: column 3: …) as Go's convention has it. The command names
+// itself instead, so they are dropped: "sigcheck sig: column 3: …", not
+// "sigcheck sig: sig: column 3: …".
+var packageNames = map[string]bool{"sig": true, "csum": true, "tree": true, "channel": true, "gf": true,
+	"osu": true, "wire": true, "replicate": true, "encrypt": true, "mpi": true}
+
+// plain drops the package prefixes from an error message, wherever a
+// wrapping put them ("RECV: sig: column 3" → "RECV: column 3").
+func plain(msg string) string {
+	parts := strings.Split(msg, ": ")
+	out := parts[:0]
+	for i, p := range parts {
+		if i < len(parts)-1 && packageNames[p] {
+			continue
+		}
+		out = append(out, p)
+	}
+	return strings.Join(out, ": ")
 }
 
 func find(name string) *command {
@@ -128,21 +213,25 @@ func usage(w io.Writer) {
 	for _, c := range commands {
 		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
 	}
-	fmt.Fprintln(w, "\nRun sigcheck <command> -h for the flags of one command.")
+	fmt.Fprintln(w, "\nRun sigcheck <command> -h for the flags of one command, sigcheck -version for the version.")
 }
 
-// flags returns a FlagSet for c whose usage text names the command.
+// flags returns a FlagSet for c whose help (-h) names the command and
+// describes it. The help goes to standard output, as requested output.
 func flags(e *env, c string, describe string) *flag.FlagSet {
 	fs := flag.NewFlagSet("sigcheck "+c, flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
-	cmd := find(c)
+	fs.SetOutput(io.Discard)
 	fs.Usage = func() {
-		fmt.Fprintf(e.stderr, "Usage: sigcheck %s [flags] %s\n\n%s\n", c, cmd.usage, describe)
+		cmd := find(c)
+		w := e.stdout
+		fmt.Fprintf(w, "Usage: sigcheck %s [flags] %s\n\n%s\n", c, cmd.usage, describe)
 		var has bool
 		fs.VisitAll(func(*flag.Flag) { has = true })
 		if has {
-			fmt.Fprintln(e.stderr, "\nFlags:")
+			fmt.Fprintln(w, "\nFlags:")
+			fs.SetOutput(w)
 			fs.PrintDefaults()
+			fs.SetOutput(io.Discard)
 		}
 	}
 	return fs
@@ -151,11 +240,21 @@ func flags(e *env, c string, describe string) *flag.FlagSet {
 // parse parses flags that may come before, between or after the
 // positional arguments ("sigcheck sig vector(…) -count 4"), and checks
 // that there are exactly want of the latter (want < 0: any number).
+// On -h it prints the help and returns flag.ErrHelp (exit 0); on a bad
+// flag or count, a one-line usageError. The flag package calls fs.Usage
+// on errors too, and so may a command that rejects its arguments, so
+// from here on fs.Usage prints nothing: the full help is only for -h.
 func parse(fs *flag.FlagSet, args []string, want int) ([]string, error) {
+	help := fs.Usage
+	fs.Usage = func() {}
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
-			return nil, err
+			if errors.Is(err, flag.ErrHelp) {
+				help()
+				return nil, err
+			}
+			return nil, &usageError{flagMessage(err)}
 		}
 		args = fs.Args()
 		if len(args) == 0 {
@@ -165,10 +264,26 @@ func parse(fs *flag.FlagSet, args []string, want int) ([]string, error) {
 		args = args[1:]
 	}
 	if want >= 0 && len(pos) != want {
-		fs.Usage()
-		return nil, fmt.Errorf("want %d argument%s, got %d", want, plural(want), len(pos))
+		form := ""
+		if c := find(strings.TrimPrefix(fs.Name(), "sigcheck ")); c != nil && c.usage != "" {
+			form = " (" + c.usage + ")"
+		}
+		return nil, usageErrorf("want %d argument%s%s, got %d", want, plural(want), form, len(pos))
 	}
 	return pos, nil
+}
+
+// flagMessage rewords the flag package's errors a little: it names flags
+// as the command line wrote them.
+func flagMessage(err error) string {
+	msg := err.Error()
+	if f, ok := strings.CutPrefix(msg, "flag provided but not defined: "); ok {
+		return "unknown flag " + f
+	}
+	if f, ok := strings.CutPrefix(msg, "flag needs an argument: "); ok {
+		return f + " needs a value"
+	}
+	return msg
 }
 
 func plural(n int) string {

@@ -23,20 +23,22 @@ func TestUsageAndExitCodes(t *testing.T) {
 		code int
 		out  string // in stdout, or stderr when the code is not 0
 	}{
-		{nil, exitUsage, "Usage: sigcheck"},
+		{nil, exitUsage, "sigcheck: no command (sigcheck -h lists them)"},
 		{[]string{"help"}, exitOK, "Commands:"},
 		{[]string{"-h"}, exitOK, "match"},
 		{[]string{"frobnicate"}, exitUsage, `unknown command "frobnicate"`},
 		{[]string{"sig", "-h"}, exitOK, ""},
 		{[]string{"help", "match"}, exitOK, ""},
-		{[]string{"sig"}, exitUsage, "want 1 argument, got 0"},
-		{[]string{"sig", "int", "float"}, exitUsage, "want 1 argument, got 2"},
+		{[]string{"sig"}, exitUsage, "sigcheck sig: want 1 argument (TYPE), got 0 (sigcheck sig -h for help)"},
+		{[]string{"sig", "int", "float"}, exitUsage, "want 1 argument (TYPE), got 2"},
+		{[]string{"sig", "-q", "int"}, exitUsage, "sigcheck sig: unknown flag -q (sigcheck sig -h for help)"},
+		{[]string{"sig", "int", "-alg"}, exitUsage, "sigcheck sig: -alg needs a value (sigcheck sig -h for help)"},
 		{[]string{"sig", "-alg", "md5", "int"}, exitUsage, "unknown algebra"},
-		{[]string{"sig", "flaot"}, exitUsage, `sigcheck sig: sig: column 1: unknown datatype "flaot"`},
+		{[]string{"sig", "flaot"}, exitUsage, `sigcheck sig: column 1: unknown datatype "flaot"`},
 		{[]string{"sig", "-count", "-1", "int"}, exitUsage, "invalid value"},
 		{[]string{"sig", "vector(1e10, 1e10, 1, double)"}, exitUsage, "more than 2^64 elements"},
 		{[]string{"match", "int"}, exitUsage, "want 2 arguments"},
-		{[]string{"match", "int", "int("}, exitUsage, "RECV: sig: column"},
+		{[]string{"match", "int", "int("}, exitUsage, "sigcheck match: RECV: column 1"},
 		{[]string{"match", "int", "int"}, exitOK, "match (point-to-point)"},
 		{[]string{"match", "int", "float"}, exitNegative, "mismatch (point-to-point) at element 0"},
 		{[]string{"quality", "extra"}, exitUsage, "want 0 arguments"},
@@ -55,8 +57,58 @@ func TestUsageAndExitCodes(t *testing.T) {
 		if !strings.Contains(where, c.out) {
 			t.Errorf("sigcheck %q: output lacks %q:\nstdout: %s\nstderr: %s", c.args, c.out, o, e)
 		}
-		if code == exitUsage && strings.Count(strings.TrimSpace(e), "\n") > 0 && !strings.Contains(e, "Usage") {
-			t.Errorf("sigcheck %q: error is not one line: %q", c.args, e)
+		if code == exitUsage && (strings.Count(strings.TrimSpace(e), "\n") > 0 || o != "") {
+			t.Errorf("sigcheck %q: error is not one line on standard error: %q, stdout %q", c.args, e, o)
+		}
+		if code != exitOK && strings.Contains(e, "sig: sig:") {
+			t.Errorf("sigcheck %q: a prefix twice: %q", c.args, e)
+		}
+	}
+}
+
+// Every command's -h prints its usage and flags on standard output, exit
+// 0; a bad flag prints one line naming the flag and the help, exit 2.
+func TestHelpAndFlagErrors(t *testing.T) {
+	for _, c := range commands {
+		args := []string{c.name, "-h"}
+		if c.name == "bench" {
+			args = []string{"bench", "csum", "-h"}
+		}
+		o, e, code := sigcheck(t, args...)
+		if code != exitOK || !strings.HasPrefix(o, "Usage: sigcheck "+c.name) || e != "" {
+			t.Errorf("sigcheck %s: exit %d, stdout %.60q, stderr %q", strings.Join(args, " "), code, o, e)
+		}
+		args[len(args)-1] = "-no-such-flag"
+		o, e, code = sigcheck(t, args...)
+		want := fmt.Sprintf("sigcheck %s: unknown flag -no-such-flag (sigcheck %s -h for help)\n", c.name, c.name)
+		if code != exitUsage || e != want || o != "" {
+			t.Errorf("sigcheck %s: exit %d, stderr %q, want %q (stdout %.60q)", strings.Join(args, " "), code, e, want, o)
+		}
+	}
+}
+
+func TestVersion(t *testing.T) {
+	for _, arg := range []string{"-version", "--version", "version"} {
+		o, e, code := sigcheck(t, arg)
+		// A test binary has build information with the module's path
+		// (its version is "(devel)" or empty outside go install).
+		if code != exitOK || !strings.HasPrefix(o, "sigcheck github.com/sigcheck/sigcheck") || !strings.Contains(o, "go1.") || e != "" {
+			t.Errorf("sigcheck %s: exit %d, %q, %q", arg, code, o, e)
+		}
+	}
+}
+
+func TestPlain(t *testing.T) {
+	for in, want := range map[string]string{
+		"sig: column 1: unknown datatype":          "column 1: unknown datatype",
+		"RECV: sig: column 3":                      "RECV: column 3",
+		"rank 1: channel: tree: root mismatch":     "rank 1: root mismatch",
+		"file.sig: 3 segments":                     "file.sig: 3 segments",
+		"unknown algebra \"sig\": want gfd or crc": "unknown algebra \"sig\": want gfd or crc",
+		"a: sig": "a: sig",
+	} {
+		if got := plain(in); got != want {
+			t.Errorf("plain(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

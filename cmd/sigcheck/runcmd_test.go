@@ -2,10 +2,14 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/sigcheck/sigcheck/cmd/sigcheck/osu"
@@ -20,6 +24,8 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
+// runRows runs sigcheck run -json and decodes its rows, checking that
+// every line is one object with the documented snake_case fields.
 func runRows(t *testing.T, args ...string) []osu.Row {
 	t.Helper()
 	out, errOut, code := sigcheck(t, append([]string{"run", "-json"}, args...)...)
@@ -38,8 +44,24 @@ func runRows(t *testing.T, args ...string) []osu.Row {
 				t.Fatalf("%q: no field %q", sc.Text(), f)
 			}
 		}
+		for f, v := range m {
+			if f != strings.ToLower(f) || strings.Contains(f, "-") {
+				t.Errorf("field %q is not snake_case", f)
+			}
+			// No float noise: at most three decimals.
+			if x, ok := v.(float64); ok {
+				if s := strconv.FormatFloat(x, 'f', -1, 64); strings.Contains(s, ".") && len(s)-strings.Index(s, ".")-1 > 3 {
+					t.Errorf("%s = %s: more than three decimals", f, s)
+				}
+			}
+		}
 		var r osu.Row
 		json.Unmarshal(sc.Bytes(), &r)
+		if _, ok := m["p99"]; ok {
+			var sp osu.Spread
+			json.Unmarshal(sc.Bytes(), &sp)
+			r.Spread = &sp
+		}
 		rows = append(rows, r)
 	}
 	return rows
@@ -127,13 +149,139 @@ func TestRunErrors(t *testing.T) {
 		{[]string{"-sizes", "8:4", "bw"}, "the range is empty"},
 		{[]string{"-sizes", "0", "bw"}, "want a positive number"},
 		{[]string{"-transport", "udp", "bw"}, `-transport "udp"`},
-		{[]string{"-ranks", "1", "latency"}, "needs at least 2 ranks"},
+		{[]string{"-ranks", "1", "latency"}, "latency runs between 2 ranks, not 1"},
+		{[]string{"-ranks", "3", "bw"}, "bw runs between 2 ranks, not 3"},
+		{[]string{"-transport", "tcp", "-ranks", "3", "latency"}, "latency runs between 2 ranks, not 3"},
+		{[]string{"-m", "4K:1K", "bw"}, "-m sizes \"4K:1K\": the range is empty"},
+		{[]string{"-m", "1K", "-sizes", "1K", "bw"}, "-sizes and -m both"},
+		{[]string{"-json", "-csv", "bw"}, "-json and -csv"},
+		{[]string{"-plot", "run.gif", "bw"}, "-plot run.gif: unknown image format"},
+		{[]string{"-i"}, "-i needs a value"},
 		{[]string{"-ranks", "0", "bcast"}, "want 1 to 1024"},
 		{[]string{"-inject", "2", "bw"}, "want a fraction"},
 	} {
-		_, errOut, code := sigcheck(t, append([]string{"run"}, tc.args...)...)
-		if code != exitUsage || !strings.Contains(errOut, tc.msg) {
-			t.Errorf("run %v: exit %d, %q; want %d and %q", tc.args, code, errOut, exitUsage, tc.msg)
+		out, errOut, code := sigcheck(t, append([]string{"run"}, tc.args...)...)
+		if code != exitUsage || !strings.Contains(errOut, tc.msg) || strings.Count(errOut, "\n") != 1 || out != "" {
+			t.Errorf("run %v: exit %d, %q; want %d and one line with %q (stdout %q)", tc.args, code, errOut, exitUsage, tc.msg, out)
+		}
+		if strings.Contains(errOut, "osu") || strings.Contains(errOut, "configuration") {
+			t.Errorf("run %v: %q names the package", tc.args, errOut)
+		}
+	}
+}
+
+// OSU's options: -m [MIN:]MAX, -i and -x, and -f for the spread.
+func TestRunOSUOptions(t *testing.T) {
+	rows := runRows(t, "-m", "1K:4K", "-i", "5", "-x", "1", "-f", "latency")
+	if len(rows) != 3 {
+		t.Fatalf("%d rows, want 1K, 2K, 4K", len(rows))
+	}
+	for i, r := range rows {
+		if r.Size != 1024<<i || r.Iters != 5 || r.Spread == nil || !(r.Spread.Min > 0 && r.Spread.Min <= r.Spread.P99 && r.Spread.P99 <= r.Spread.Max) {
+			t.Errorf("row %d: %+v %+v", i, r, r.Spread)
+		}
+	}
+	if rows := runRows(t, "-m", "4", "-i", "2", "bw"); len(rows) != 3 || rows[2].Size != 4 || rows[0].Spread != nil {
+		t.Errorf("-m 4: %+v", rows)
+	}
+	out, errOut, code := sigcheck(t, "run", "-f", "-protect", "none,checksum", "-m", "64:128", "-i", "3", "bcast")
+	if code != exitOK || !strings.Contains(out, "p99") || !strings.Contains(out, "min, p50, p99, max") {
+		t.Errorf("table with -f: exit %d %s\n%s", code, errOut, out)
+	}
+	out, _, code = sigcheck(t, "run", "-csv", "-f", "-m", "64:64", "-i", "3", "latency")
+	if code != exitOK || !strings.HasPrefix(out, "op,transport,protect,size,value,unit,iterations,injected,detected,repaired,mismatches,min,p50,p90,p99,max\n") {
+		t.Errorf("csv with -f: exit %d\n%s", code, out)
+	}
+}
+
+// onFirstRow is a standard output that calls fn once, when the first row
+// has been written (a JSON line, or a table line after the header).
+type onFirstRow struct {
+	buf   bytes.Buffer // not embedded: its WriteString would bypass Write
+	lines int
+	after int // lines before the first row
+	fn    func()
+	done  bool
+}
+
+func (w *onFirstRow) String() string { return w.buf.String() }
+
+func (w *onFirstRow) Write(p []byte) (int, error) {
+	n, err := w.buf.Write(p)
+	w.lines += bytes.Count(p, []byte("\n"))
+	if !w.done && w.lines > w.after {
+		w.done = true
+		w.fn()
+	}
+	return n, err
+}
+
+// Ctrl-C keeps every row measured so far, printed as it came; exit 130.
+func TestRunInterrupted(t *testing.T) {
+	for _, tc := range []struct {
+		args  []string
+		after int
+	}{
+		{[]string{"-json"}, 0},
+		{nil, 3}, // two comment lines and the header
+	} {
+		out := &onFirstRow{after: tc.after, fn: func() { syscall.Kill(os.Getpid(), syscall.SIGINT) }}
+		var errOut bytes.Buffer
+		args := append(append([]string{"run"}, tc.args...), "-protect", "none,checksum", "-m", "1:16M", "-i", "50", "latency")
+		code := runIO(args, strings.NewReader(""), out, &errOut)
+		total := 25 * 2
+		if code != exitInterrupted || !strings.Contains(errOut.String(), "sigcheck run: interrupted: ") || !strings.Contains(errOut.String(), fmt.Sprintf(" of %d rows measured", total)) {
+			t.Errorf("%v: exit %d, stderr %q\n%s", tc.args, code, errOut.String(), out)
+		}
+		lines := strings.Count(out.String(), "\n") - tc.after
+		if lines < 1 || lines >= total {
+			t.Errorf("%v: %d rows printed:\n%s", tc.args, lines, out.String())
+		}
+	}
+}
+
+// A timeout keeps the rows too, and exits 1; so does a plot that cannot
+// be written, whose error comes after the rows.
+func TestRunStoppedKeepsRows(t *testing.T) {
+	out, errOut, code := sigcheck(t, "run", "-timeout", "400ms", "-m", "1:64M", "-i", "20", "-x", "1", "-json", "latency")
+	if code != exitNegative || !strings.Contains(errOut, "stopped by -timeout 400ms") || !strings.Contains(out, `"size":1,`) {
+		t.Errorf("timeout: exit %d, %q\n%s", code, errOut, out)
+	}
+	bad := filepath.Join(t.TempDir(), "no", "such", "dir", "run.svg")
+	out, errOut, code = sigcheck(t, "run", "-plot", bad, "-m", "1:4", "-i", "2", "latency")
+	if code != exitNegative || !strings.Contains(errOut, "sigcheck run: -plot ") || strings.Count(out, "\n") != 3+3 {
+		t.Errorf("bad plot path: exit %d, %q\n%s", code, errOut, out)
+	}
+}
+
+// The plot: three panels (latency, bandwidth, overhead), in the format
+// its name says.
+func TestRunPlot(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"run.svg", "run.png", "run.pdf"} {
+		path := filepath.Join(dir, name)
+		if _, errOut, code := sigcheck(t, "run", "-plot", path, "-protect", "none,checksum,merkle", "-m", "1K:8K", "-i", "3", "bw"); code != exitOK {
+			t.Fatalf("%s: exit %d: %s", name, code, errOut)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch name {
+		case "run.svg":
+			for _, want := range []string{"<svg", "latency (µs)", "bandwidth (GB/s)", "overhead (% more time)", "merkle", "1 KiB"} {
+				if !bytes.Contains(b, []byte(want)) {
+					t.Errorf("svg lacks %q", want)
+				}
+			}
+		case "run.png":
+			if !bytes.HasPrefix(b, []byte("\x89PNG")) {
+				t.Errorf("png starts %q", b[:8])
+			}
+		case "run.pdf":
+			if !bytes.HasPrefix(b, []byte("%PDF")) {
+				t.Errorf("pdf starts %q", b[:8])
+			}
 		}
 	}
 }

@@ -71,6 +71,11 @@ func (b *Bar) Add(n int64) {
 	b.draw(now)
 }
 
+// Clear erases the bar, if it was drawn, so that other output (a row of
+// results as it comes) takes its place on the terminal; the next Add
+// draws it again below.
+func (b *Bar) Clear() { b.Done() }
+
 // Done clears the bar, if it was drawn.
 func (b *Bar) Done() {
 	if b == nil {

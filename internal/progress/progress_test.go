@@ -33,3 +33,23 @@ func TestBarDrawsOnlyOnTerminalsAfterTheDelay(t *testing.T) {
 	nilBar.Add(1)
 	nilBar.Done()
 }
+
+// Clear erases a drawn bar so a line of output can take its place, and
+// the next Add draws it again.
+func TestClearThenRedraw(t *testing.T) {
+	var buf bytes.Buffer
+	b := New(&buf, "run", 10, "")
+	b.enabled, b.delay = true, 0
+	b.Add(1)
+	b.Clear()
+	if !strings.HasSuffix(buf.String(), "\r\033[K") {
+		t.Fatalf("Clear left %q", buf.String())
+	}
+	buf.Reset()
+	b.Clear() // nothing drawn: nothing written
+	time.Sleep(110 * time.Millisecond)
+	b.Add(1)
+	if !strings.Contains(buf.String(), "2/10") {
+		t.Errorf("no redraw after Clear: %q", buf.String())
+	}
+}

@@ -64,6 +64,10 @@ type Config struct {
 	Transport string
 	// Progress, if set, is called on rank 0 after each row.
 	Progress func(done, total int)
+	// Full asks for each row's spread (osu_latency -f): the fastest and
+	// slowest iteration and percentiles, besides the mean. Every rank
+	// then sends its per-iteration times to rank 0 after each row.
+	Full bool
 }
 
 // Row is one measurement: one size under one protection.
@@ -85,6 +89,34 @@ type Row struct {
 	// their sender sent (for latency: round trips that came back
 	// different). Under a protection layer it must be 0.
 	Mismatches uint64 `json:"mismatches"`
+	// The spread of the iterations, in Unit, with Config.Full: for
+	// latency, rank 0's round trips (halved); for bw, rank 0's windows;
+	// for the collectives, every rank's iterations pooled (so Min is the
+	// fastest iteration of any rank, Max the slowest). Percentiles are
+	// nearest-rank. Value stays the mean (for bw: all bytes over all time).
+	Spread *Spread `json:"spread,omitempty"`
+}
+
+// Spread is the distribution of a row's iterations.
+type Spread struct {
+	Min float64 `json:"min"`
+	P50 float64 `json:"p50"`
+	P90 float64 `json:"p90"`
+	P99 float64 `json:"p99"`
+	Max float64 `json:"max"`
+}
+
+// spreadOf returns the spread of samples (sorted in place).
+func spreadOf(samples []float64) *Spread {
+	if len(samples) == 0 {
+		return nil
+	}
+	slices.Sort(samples)
+	at := func(q float64) float64 { // nearest rank: the smallest sample with at least q of them at or below it
+		i := int(math.Ceil(q*float64(len(samples)))) - 1
+		return samples[max(0, min(i, len(samples)-1))]
+	}
+	return &Spread{Min: samples[0], P50: at(0.5), P90: at(0.9), P99: at(0.99), Max: samples[len(samples)-1]}
 }
 
 // Unit returns the unit of op's values.
@@ -144,20 +176,30 @@ func (cfg *Config) window(size int) int {
 	return min(64, max(1, (16<<20)/size))
 }
 
-// Errors.
-var (
-	ErrConfig = errors.New("osu: bad configuration")
-)
+// ErrConfig is what every *ConfigError is (errors.Is): a Config that
+// cannot run as given. None is ever changed to one that can.
+var ErrConfig = errors.New("bad benchmark configuration")
 
-func (cfg *Config) check(p int) error {
+// ConfigError says what is wrong with a Config, in words for the user of
+// the command ("bw runs between 2 ranks, not 3").
+type ConfigError struct{ Msg string }
+
+func (e *ConfigError) Error() string        { return e.Msg }
+func (e *ConfigError) Is(target error) bool { return target == ErrConfig }
+
+// Check reports whether cfg can run on p ranks, as Run would find before
+// it starts; a command calls it to refuse a run before starting ranks.
+func (cfg *Config) Check(p int) error {
 	bad := func(format string, args ...any) error {
-		return fmt.Errorf("%w: %s", ErrConfig, fmt.Sprintf(format, args...))
+		return &ConfigError{fmt.Sprintf(format, args...)}
 	}
 	if !slices.Contains(Ops(), cfg.Op) {
 		return bad("unknown benchmark %q (want one of %v)", cfg.Op, Ops())
 	}
-	if (cfg.Op == Latency || cfg.Op == Bandwidth) && p < 2 {
-		return bad("%s needs at least 2 ranks, have %d", cfg.Op, p)
+	// osu_latency and osu_bw refuse any other number of processes; so do
+	// these, rather than leave the ranks beyond 1 idle in the results.
+	if (cfg.Op == Latency || cfg.Op == Bandwidth) && p != 2 {
+		return bad("%s runs between 2 ranks, not %d", cfg.Op, p)
 	}
 	seen := map[string]bool{}
 	for _, pr := range cfg.Protect {
@@ -194,7 +236,7 @@ func Run(ctx context.Context, c channel.Comm, cfg Config, emit func(Row)) error 
 	if len(cfg.Sizes) == 0 {
 		cfg.Sizes = DefaultSizes(cfg.Op, p)
 	}
-	if err := cfg.check(p); err != nil {
+	if err := cfg.Check(p); err != nil {
 		return err
 	}
 	// ctl carries the results to rank 0: checksummed, so that an
@@ -241,8 +283,16 @@ func Run(ctx context.Context, c channel.Comm, cfg Config, emit func(Row)) error 
 				repaired: after.Repaired - before.Repaired,
 				mismatch: m.mismatches,
 			}
-			all := make([]byte, p*recordSize)
-			if err := channel.Gather(ctx, ctl, 0, rec.encode(), all); err != nil {
+			// Every rank sends as many samples (iters is the same on all;
+			// a rank that times nothing sends zeros, unread).
+			nSamples := 0
+			if cfg.Full {
+				nSamples = m.iters
+				m.samples = append(m.samples, make([]float64, max(0, nSamples-len(m.samples)))...)[:nSamples]
+			}
+			recLen := recordSize + 8*nSamples
+			all := make([]byte, p*recLen)
+			if err := channel.Gather(ctx, ctl, 0, rec.encode(m.samples), all); err != nil {
 				return err
 			}
 			if c.Rank() != 0 {
@@ -250,20 +300,30 @@ func Run(ctx context.Context, c channel.Comm, cfg Config, emit func(Row)) error 
 			}
 			row := Row{Op: cfg.Op, Transport: cfg.Transport, Protect: cfg.Protect[i], Size: size,
 				Unit: Unit(cfg.Op), Iters: m.iters}
-			var sum float64
+			var (
+				sum    float64
+				pooled []float64
+			)
 			for r := range p {
-				x := decodeRecord(all[r*recordSize:])
+				b := all[r*recLen : (r+1)*recLen]
+				x := decodeRecord(b)
 				row.Injected += x.injected
 				row.Detected += x.detected
 				row.Repaired += x.repaired
 				row.Mismatches += x.mismatch
 				sum += x.value
+				if r == 0 || cfg.Op == Bcast || cfg.Op == Allgather {
+					pooled = appendSamples(pooled, b[recordSize:])
+				}
 			}
 			switch cfg.Op {
 			case Latency, Bandwidth:
 				row.Value = rec.value // rank 0 measures the pair
 			default:
 				row.Value = sum / float64(p) // as OSU's "Avg Latency"
+			}
+			if cfg.Full {
+				row.Spread = spreadOf(pooled)
 			}
 			if emit != nil {
 				emit(row)
@@ -305,14 +365,25 @@ type record struct {
 
 const recordSize = 40
 
-func (r record) encode() []byte {
-	b := make([]byte, recordSize)
+// encode returns the record followed by the samples.
+func (r record) encode(samples []float64) []byte {
+	b := make([]byte, recordSize, recordSize+8*len(samples))
 	binary.LittleEndian.PutUint64(b, math.Float64bits(r.value))
 	binary.LittleEndian.PutUint64(b[8:], r.injected)
 	binary.LittleEndian.PutUint64(b[16:], r.detected)
 	binary.LittleEndian.PutUint64(b[24:], r.repaired)
 	binary.LittleEndian.PutUint64(b[32:], r.mismatch)
+	for _, v := range samples {
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(v))
+	}
 	return b
+}
+
+func appendSamples(dst []float64, b []byte) []float64 {
+	for ; len(b) >= 8; b = b[8:] {
+		dst = append(dst, math.Float64frombits(binary.LittleEndian.Uint64(b)))
+	}
+	return dst
 }
 
 func decodeRecord(b []byte) record {
@@ -375,6 +446,14 @@ type measurer struct {
 	b          *bufs
 	iters      int
 	mismatches uint64
+	samples    []float64 // with Config.Full: each timed iteration, in the row's unit
+}
+
+// sample keeps one timed iteration's value, with Config.Full.
+func (m *measurer) sample(v float64) {
+	if m.cfg.Full {
+		m.samples = append(m.samples, v)
+	}
 }
 
 // Tags of the benchmarks' messages.
@@ -428,7 +507,9 @@ func (m *measurer) latency(ctx context.Context) (float64, error) {
 			return 0, err
 		}
 		if i >= warm {
-			busy += time.Since(t)
+			d := time.Since(t)
+			busy += d
+			m.sample(micros(d) / 2)
 		}
 		if st.Len != m.size || !bytes.Equal(m.b.recv[0], m.b.send) {
 			m.mismatches++
@@ -448,10 +529,17 @@ func (m *measurer) bandwidth(ctx context.Context) (float64, error) {
 	switch m.c.Rank() {
 	case 0:
 		reqs := make([]*channel.Request, w)
-		var t0 time.Time
+		var t0, tw time.Time
 		for k := range warm + iters {
 			if k == warm {
 				t0 = time.Now()
+			}
+			if k > warm {
+				now := time.Now()
+				m.sample(float64(m.size) * float64(w) / now.Sub(tw).Seconds() / 1e6)
+				tw = now
+			} else if k == warm {
+				tw = t0
 			}
 			stamp(m.b.send, k)
 			for i := range reqs {
@@ -464,7 +552,9 @@ func (m *measurer) bandwidth(ctx context.Context) (float64, error) {
 				return 0, err
 			}
 		}
-		secs := time.Since(t0).Seconds()
+		end := time.Now()
+		m.sample(float64(m.size) * float64(w) / end.Sub(tw).Seconds() / 1e6)
+		secs := end.Sub(t0).Seconds()
 		return float64(m.size) * float64(w) * float64(iters) / secs / 1e6, nil
 	case 1:
 		post := func(set [][]byte) []*channel.Request {
@@ -517,7 +607,9 @@ func (m *measurer) collective(ctx context.Context, fn func() error) (float64, er
 			return 0, err
 		}
 		if i >= warm {
-			busy += time.Since(t)
+			d := time.Since(t)
+			busy += d
+			m.sample(micros(d))
 		}
 		if m.cfg.Op == Bcast {
 			if rank != 0 && !m.b.check(m.b.send, 0, i) {

@@ -46,12 +46,21 @@ func runLocal(t *testing.T, n int, cfg Config, opts ...channel.TransportOption) 
 	return rows, errors.Join(errs...)
 }
 
+// ranksFor returns 2 for the point-to-point benchmarks, which run between
+// 2 ranks only, and 3 for the collectives.
+func ranksFor(op string) int {
+	if op == Latency || op == Bandwidth {
+		return 2
+	}
+	return 3
+}
+
 func TestEveryOpEveryProtection(t *testing.T) {
 	sizes := []int{1, 7, 1000, 70000}
 	prot := Protections()
 	for _, op := range Ops() {
 		t.Run(op, func(t *testing.T) {
-			rows, err := runLocal(t, 3, Config{Op: op, Protect: prot, Sizes: sizes, Iters: 3, Warmup: 1, Transport: "local"})
+			rows, err := runLocal(t, ranksFor(op), Config{Op: op, Protect: prot, Sizes: sizes, Iters: 3, Warmup: 1, Transport: "local"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -79,7 +88,7 @@ func TestInjectedFaults(t *testing.T) {
 	for _, op := range Ops() {
 		t.Run(op, func(t *testing.T) {
 			inj := &channel.Injector{Rate: 0.1, Seed: 7}
-			rows, err := runLocal(t, 3, Config{Op: op, Protect: []string{"checksum", "merkle"}, Sizes: []int{100, 300000}, Iters: 6, Warmup: 1},
+			rows, err := runLocal(t, ranksFor(op), Config{Op: op, Protect: []string{"checksum", "merkle"}, Sizes: []int{100, 300000}, Iters: 6, Warmup: 1},
 				channel.WithInjector(inj))
 			if err != nil {
 				t.Fatal(err)
@@ -96,7 +105,7 @@ func TestInjectedFaults(t *testing.T) {
 			}
 		})
 		t.Run(op+"/none", func(t *testing.T) {
-			rows, err := runLocal(t, 3, Config{Op: op, Sizes: []int{5, 3000}, Iters: 4, Warmup: 1},
+			rows, err := runLocal(t, ranksFor(op), Config{Op: op, Sizes: []int{5, 3000}, Iters: 4, Warmup: 1},
 				channel.WithInjector(&channel.Injector{Rate: 0.3, Seed: 1}))
 			if err != nil {
 				t.Fatal(err)
@@ -157,6 +166,7 @@ func TestBadConfig(t *testing.T) {
 	for _, cfg := range []Config{
 		{Op: "pingpong"},
 		{Op: Latency},
+		{Op: Bandwidth},
 		{Op: Bcast, Protect: []string{"crc"}},
 		{Op: Bcast, Protect: []string{"merkle", "merkle"}},
 		{Op: Bcast, Sizes: []int{0}},
@@ -166,6 +176,13 @@ func TestBadConfig(t *testing.T) {
 		err := Run(context.Background(), eps[0], cfg, nil)
 		if !errors.Is(err, ErrConfig) {
 			t.Errorf("%+v: error %v, want ErrConfig", cfg, err)
+		}
+	}
+	// Latency and bw on 3 ranks are refused, not run on 2 of them.
+	for _, op := range []string{Latency, Bandwidth} {
+		cfg := Config{Op: op}
+		if err := cfg.Check(3); !errors.Is(err, ErrConfig) || err.Error() != op+" runs between 2 ranks, not 3" {
+			t.Errorf("%s on 3 ranks: %v", op, err)
 		}
 	}
 	// One rank is enough for the collectives.
@@ -197,5 +214,53 @@ func TestDefaults(t *testing.T) {
 		if w != tc.warm || i != tc.iters {
 			t.Errorf("%s %d: %d+%d iterations, want %d+%d", tc.op, tc.size, w, i, tc.warm, tc.iters)
 		}
+	}
+}
+
+// With Full, every row has a spread that brackets its mean, from as many
+// samples as iterations (pooled over the ranks for the collectives).
+func TestFull(t *testing.T) {
+	for _, op := range Ops() {
+		t.Run(op, func(t *testing.T) {
+			rows, err := runLocal(t, ranksFor(op), Config{Op: op, Protect: []string{"none", "merkle"}, Sizes: []int{64, 100000}, Iters: 7, Warmup: 1, Full: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range rows {
+				sp := r.Spread
+				if sp == nil {
+					t.Fatalf("%+v: no spread", r)
+				}
+				if !(0 < sp.Min && sp.Min <= sp.P50 && sp.P50 <= sp.P90 && sp.P90 <= sp.P99 && sp.P99 <= sp.Max) {
+					t.Errorf("%+v: spread %+v out of order", r, *sp)
+				}
+				// The mean lies within [min, max] (bw's mean is a harmonic
+				// one, all bytes over all time: within the windows' range too).
+				if r.Value < sp.Min*0.999 || r.Value > sp.Max*1.001 {
+					t.Errorf("%+v: mean %v outside [%v, %v]", r, r.Value, sp.Min, sp.Max)
+				}
+			}
+		})
+	}
+	rows, err := runLocal(t, 2, Config{Op: Latency, Sizes: []int{8}, Iters: 3})
+	if err != nil || len(rows) != 1 || rows[0].Spread != nil {
+		t.Errorf("without Full: %+v, %v", rows, err)
+	}
+}
+
+func TestSpreadOf(t *testing.T) {
+	var s []float64
+	for i := 100; i >= 1; i-- {
+		s = append(s, float64(i))
+	}
+	got := *spreadOf(s)
+	if want := (Spread{Min: 1, P50: 50, P90: 90, P99: 99, Max: 100}); got != want {
+		t.Errorf("1..100: %+v, want %+v", got, want)
+	}
+	if got := *spreadOf([]float64{3}); got != (Spread{3, 3, 3, 3, 3}) {
+		t.Errorf("one sample: %+v", got)
+	}
+	if spreadOf(nil) != nil {
+		t.Error("no samples: a spread")
 	}
 }
