@@ -30,3 +30,20 @@ func stripes(acc *Acc, p []byte, n int, k []byte) {
 	}
 	stripesGeneric(acc, p, n, k)
 }
+
+//go:noescape
+func copyBlocksAVX512(acc *Acc, dst, src *byte, n int, secret *byte)
+
+//go:noescape
+func copyBlocksNTAVX512(acc *Acc, dst, src *byte, n int, secret *byte)
+
+func copyBlocks(acc *Acc, dst, src []byte, n int, s *secret, nt bool) {
+	switch {
+	case !Available:
+		copyBlocksGeneric(acc, dst, src, n, s)
+	case nt:
+		copyBlocksNTAVX512(acc, unsafe.SliceData(dst), unsafe.SliceData(src), n, &s[0])
+	default:
+		copyBlocksAVX512(acc, unsafe.SliceData(dst), unsafe.SliceData(src), n, &s[0])
+	}
+}

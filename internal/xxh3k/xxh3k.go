@@ -27,6 +27,7 @@ package xxh3k
 import (
 	"encoding/binary"
 	"math/bits"
+	"unsafe"
 )
 
 const (
@@ -76,6 +77,29 @@ var Init = Acc{prime32_3, prime64_1, prime64_2, prime64_3, prime64_4, prime32_2,
 func Blocks(acc *Acc, p []byte) {
 	if n := len(p) / Block; n > 0 {
 		blocks(acc, p, n, &defaultSecret)
+	}
+}
+
+// CopyBlocks copies the whole blocks of src into dst, which must be at
+// least as long and must not overlap src other than exactly, and consumes
+// them as Blocks would: with the kernel, in one pass that loads each
+// stripe once, stores it and accumulates it.
+func CopyBlocks(acc *Acc, dst, src []byte) {
+	if n := len(src) / Block; n > 0 {
+		copyBlocks(acc, dst[:n*Block], src[:n*Block], n, &defaultSecret, false)
+	}
+}
+
+// CopyBlocksStream is CopyBlocks with non-temporal stores, for copies
+// larger than the caches (where an ordinary store first reads the line it
+// writes), ordered before it returns. dst must be 64-byte aligned.
+// Without the kernel it is CopyBlocks.
+func CopyBlocksStream(acc *Acc, dst, src []byte) {
+	if uintptr(unsafe.Pointer(unsafe.SliceData(dst)))&63 != 0 {
+		panic("xxh3k: CopyBlocksStream: dst is not 64-byte aligned")
+	}
+	if n := len(src) / Block; n > 0 {
+		copyBlocks(acc, dst[:n*Block], src[:n*Block], n, &defaultSecret, true)
 	}
 }
 
@@ -139,5 +163,14 @@ func blocksGeneric(acc *Acc, p []byte, n int, s *secret) {
 			a ^= binary.LittleEndian.Uint64(s[secretSize-Stripe+8*i:])
 			acc[i] = a * prime32_1
 		}
+	}
+}
+
+// copyBlocksGeneric copies and consumes n whole blocks, block by block so
+// that each is hashed from the cache.
+func copyBlocksGeneric(acc *Acc, dst, src []byte, n int, s *secret) {
+	for b := range n {
+		copy(dst[b*Block:(b+1)*Block], src[b*Block:(b+1)*Block])
+		blocksGeneric(acc, dst[b*Block:], 1, s)
 	}
 }
