@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	gplot "gonum.org/v1/plot"
@@ -71,6 +72,8 @@ func SizePanels(w io.Writer, format, title string, panels []Panel) error {
 			// arithmetic mean of the range, which on a log axis sits near
 			// the top and shrinks the panel to make room for it.
 			p.Y.Tick.Marker = logTicks{}
+		} else {
+			p.Y.Tick.Marker = linTicks{}
 		}
 		p.Add(plotter.NewGrid())
 		if pn.Zero {
@@ -223,6 +226,35 @@ func (sizeTicks) Ticks(min, max float64) []gplot.Tick {
 			label = SizeLabel(int64(v))
 		}
 		t = append(t, gplot.Tick{Value: v, Label: label})
+	}
+	return t
+}
+
+// linTicks marks a linear axis at about five round values (1, 2 or 5
+// times a power of ten apart), labelled without needless decimals.
+type linTicks struct{}
+
+func (linTicks) Ticks(lo, hi float64) []gplot.Tick {
+	min, max := lo, hi
+	if !(max > min) || math.IsInf(min, 0) || math.IsInf(max, 0) {
+		return nil
+	}
+	span := max - min
+	step := math.Pow(10, math.Floor(math.Log10(span/5)))
+	for _, m := range []float64{1, 2, 5, 10} {
+		if span/(step*m) <= 6 {
+			step *= m
+			break
+		}
+	}
+	prec := int(math.Max(0, -math.Floor(math.Log10(step)+1e-9)))
+	var t []gplot.Tick
+	for i := math.Ceil(min / step); i*step <= max+step*1e-9; i++ {
+		v := i*step + 0 // + 0: no "-0"
+		t = append(t, gplot.Tick{Value: v, Label: strconv.FormatFloat(v, 'f', prec, 64)})
+		if h := v + step/2; h <= max { // a minor tick halfway
+			t = append(t, gplot.Tick{Value: h})
+		}
 	}
 	return t
 }

@@ -110,3 +110,29 @@ func TestSizeTicks(t *testing.T) {
 		}
 	}
 }
+
+func TestLinTicks(t *testing.T) {
+	var labels []string
+	for _, tk := range (linTicks{}).Ticks(-31, 267) {
+		if tk.Label != "" {
+			labels = append(labels, tk.Label)
+		}
+	}
+	if got := strings.Join(labels, ","); got != "0,100,200" && got != "0,50,100,150,200,250" {
+		t.Errorf("labels %s", got)
+	}
+	for _, r := range [][2]float64{{0, 1}, {-0.3, 0.7}, {12, 13}, {-500, 2e4}} {
+		n := 0
+		for _, tk := range (linTicks{}).Ticks(r[0], r[1]) {
+			if tk.Label != "" {
+				n++
+				if len(tk.Label) > 6 {
+					t.Errorf("%v: label %q", r, tk.Label)
+				}
+			}
+		}
+		if n < 2 || n > 7 {
+			t.Errorf("%v: %d labels", r, n)
+		}
+	}
+}
