@@ -30,6 +30,11 @@ type Config struct {
 	// Check is how often (in steps) the global residual is computed with
 	// an Allgather; 0: never during the run.
 	Check int
+	// CopyHalos sends each halo from a copy of its row rather than from
+	// the grid itself: a bit flipped in a send buffer then damages that
+	// message only, not the sender's solution (so that under replication
+	// each injected fault is exactly one corrupt message).
+	CopyHalos bool
 	// OnStep, if set, is called at the start of every step (0, 1, …):
 	// a replicated Comm's Step, to keep its statistics per step.
 	OnStep func(step int)
@@ -87,7 +92,7 @@ func Run(ctx context.Context, c channel.Comm, cfg Config) (Result, error) {
 		if cfg.OnStep != nil {
 			cfg.OnStep(step)
 		}
-		if err := halo(ctx, c, u, row, cnt); err != nil {
+		if err := halo(ctx, c, u, row, cnt, cfg.CopyHalos); err != nil {
 			return Result{}, fmt.Errorf("jacobi: step %d: %w", step, err)
 		}
 		local := 0.0
@@ -133,8 +138,14 @@ func bytesOf(f []float64) []byte {
 
 // halo sends the first and last own rows to the neighbours and receives
 // theirs into the halo rows.
-func halo(ctx context.Context, c channel.Comm, u []float64, row func([]float64, int) []float64, cnt int) error {
+func halo(ctx context.Context, c channel.Comm, u []float64, row func([]float64, int) []float64, cnt int, copied bool) error {
 	p, me := c.Size(), c.Rank()
+	out := func(i int) []byte {
+		if copied {
+			return bytesOf(append([]float64(nil), row(u, i)...))
+		}
+		return bytesOf(row(u, i))
+	}
 	var reqs []*channel.Request
 	if me > 0 {
 		reqs = append(reqs, channel.Irecv(ctx, c, me-1, tagDown, bytesOf(row(u, 0))))
@@ -144,10 +155,10 @@ func halo(ctx context.Context, c channel.Comm, u []float64, row func([]float64, 
 	}
 	var first error
 	if me > 0 {
-		first = c.Send(ctx, me-1, tagUp, bytesOf(row(u, 1)))
+		first = c.Send(ctx, me-1, tagUp, out(1))
 	}
 	if me < p-1 && first == nil {
-		first = c.Send(ctx, me+1, tagDown, bytesOf(row(u, cnt)))
+		first = c.Send(ctx, me+1, tagDown, out(cnt))
 	}
 	if err := channel.WaitAll(reqs...); err != nil && first == nil {
 		first = err
