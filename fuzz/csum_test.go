@@ -2,9 +2,11 @@ package fuzz
 
 import (
 	"bytes"
+	"errors"
 	"testing"
 
 	"github.com/sigcheck/sigcheck/csum"
+	"github.com/sigcheck/sigcheck/csum/sumfile"
 )
 
 // FuzzCsumStreaming: for every algorithm, arbitrary data written in pieces
@@ -44,6 +46,51 @@ func FuzzCsumStreaming(f *testing.F) {
 				if got := a.Combine(a.Sum(data[:k]), a.Sum(data[k:]), int64(len(data)-k)); got != want {
 					t.Fatalf("%s: Combine at %d of %d: %s, want %s", a.Name, k, len(data), a.Format(got), a.Format(want))
 				}
+			}
+		}
+	})
+}
+
+// FuzzSumfileParse: any line of a checksum file parses or is refused with
+// ErrFormat, never a panic; what parses, written back (GNU and BSD forms),
+// parses to the same algorithm, sum and name.
+func FuzzSumfileParse(f *testing.F) {
+	for _, s := range []string{
+		"15e2b0d3c33891ebb0f1ef609ec419420c20e320ce94c65fbc8c3312448eb225  nine",
+		"SHA256 (nine) = 15e2b0d3c33891ebb0f1ef609ec419420c20e320ce94c65fbc8c3312448eb225",
+		"XXH3_72dcb18b67a17dff  nine",
+		"XXH64_LE (nine) = 83aee640db41b88c",
+		"8cb841db40e6ae83 *nine",
+		"\\7e18f737311b2dc3b2f269dd78396b0351f14fb66efa879f768cb23181883c78  we\\\\ird",
+		"XXH32 (x) = y) = 937bad67",
+		"\\XXH128 (a\\nb) = 33119477ede5dcd5e9716427681d5860",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, line string) {
+		l, err := sumfile.Parse(line)
+		if err != nil {
+			if !errors.Is(err, sumfile.ErrFormat) {
+				t.Fatalf("%q: %v does not wrap ErrFormat", line, err)
+			}
+			return
+		}
+		a, err := l.Resolve(nil)
+		if err != nil {
+			if !errors.Is(err, sumfile.ErrAlgorithm) {
+				t.Fatalf("%q: %v does not wrap ErrAlgorithm", line, err)
+			}
+			return
+		}
+		for _, tag := range []bool{false, true} {
+			out := sumfile.Append(nil, a, l.Sum, l.Name, tag)
+			back, err := sumfile.Parse(string(out[:len(out)-1]))
+			if err != nil {
+				t.Fatalf("%q, written back as %q: %v", line, out, err)
+			}
+			b, err := back.Resolve(a)
+			if err != nil || b != a || !bytes.Equal(back.Sum, l.Sum) || back.Name != l.Name {
+				t.Fatalf("%q, written back as %q, reads as %s %x %q (%v)", line, out, b, back.Sum, back.Name, err)
 			}
 		}
 	})

@@ -5,33 +5,58 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/sigcheck/sigcheck/csum"
+	"github.com/sigcheck/sigcheck/csum/sumfile"
 	"github.com/sigcheck/sigcheck/internal/plot"
 	"github.com/sigcheck/sigcheck/internal/progress"
 )
 
 func runCsum(e *env, args []string) error {
-	fs := flags(e, "csum", "Prints the checksum of each FILE (standard input for - or no FILE) in lowercase\n"+
-		"hex, most significant digit first (what %08x or %016x print; XXH3-128 as 32\n"+
-		"digits, high half first), then the name, as sha256sum does.\n\n"+
+	fs := flags(e, "csum", "Prints the checksum of each FILE (standard input for - or no FILE) and its name, as\n"+
+		"sha256sum and xxhsum do: lowercase hex, most significant digit first (what %08x or\n"+
+		"%016x print), XXH3-64 sums marked XXH3_ as xxhsum 0.8.2 writes them; with -tag, BSD\n"+
+		"lines (SHA256 (FILE) = …; XXH128 for xxh3-128, as xxhsum names it). A file that cannot\n"+
+		"be read is reported, the others are still summed, and the exit status is 1.\n\n"+
+		"With -c, reads checksum files (sha256sum's, b3sum's, xxhsum's, or -tag lines) and\n"+
+		"checks every file they list: NAME: OK or NAME: FAILED; exit status 0 when all match.\n"+
+		"A line's algorithm is its tag (or XXH3_), else -alg when given, else its length\n"+
+		"as xxhsum and sha256sum read it: 8 hex digits xxh32, 16 xxh64, 32 xxh3-128, 64 sha256.\n\n"+
 		"Algorithms: "+strings.Join(csum.Names(), ", ")+".")
 	alg := fs.String("alg", csum.BuiltinDefault, "checksum `algorithm` (not the tuned default: a printed checksum must not depend on the machine)")
+	tag := fs.Bool("tag", false, "print BSD lines: ALG (FILE) = HASH")
+	check := fs.Bool("c", false, "check the sums that the FILEs list")
+	quiet := fs.Bool("quiet", false, "with -c: do not print OK lines")
+	status := fs.Bool("status", false, "with -c: print nothing; the exit status says it all")
+	strict := fs.Bool("strict", false, "with -c: exit 1 when a line is improperly formatted")
+	ignoreMissing := fs.Bool("ignore-missing", false, "with -c: skip listed files that do not exist")
+	warn := fs.Bool("warn", false, "with -c: say which lines are improperly formatted")
 	list := fs.Bool("list", false, "list the algorithms and what each detects")
 	detect := fs.Bool("detect", false, "measure what each algorithm detects (1, 2, 3 flipped bits; two 64-bit words swapped) and print the table")
 	trials := fs.Int("trials", 2000, "with -detect: corrupted messages per algorithm and class of error")
 	size := fs.Int("size", 4096, "with -detect: message size in bytes (a multiple of 8)")
 	md := fs.Bool("markdown", false, "with -list or -detect: print a Markdown table")
-	asJSON := fs.Bool("json", false, "print JSON: one object per file, or per row with -list/-detect")
+	asJSON := fs.Bool("json", false, "print JSON: one object per file (with -c, per listed file), or per row with -list/-detect")
 	files, err := parse(fs, args, -1)
 	if err != nil {
 		return err
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if !*check {
+		for _, f := range []string{"quiet", "status", "strict", "ignore-missing", "warn"} {
+			if set[f] {
+				return fmt.Errorf("-%s is for checking: add -c", f)
+			}
+		}
 	}
 	switch {
 	case *list:
@@ -45,29 +70,66 @@ func runCsum(e *env, args []string) error {
 		}
 		return detectTable(e, *size, *trials, *md, *asJSON)
 	}
-	a, err := csum.Lookup(*alg)
+	a, err := lookupAlg("-alg", *alg)
 	if err != nil {
 		return err
 	}
 	if len(files) == 0 {
 		files = []string{"-"}
 	}
+	if *check {
+		o := checkOptions{quiet: *quiet, status: *status, strict: *strict, ignoreMissing: *ignoreMissing, warn: *warn, json: *asJSON}
+		if set["alg"] {
+			o.alg = a
+		}
+		return checkLists(e, files, o)
+	}
 	enc := json.NewEncoder(e.stdout)
+	failed := 0
 	for _, name := range files {
 		h, n, err := checksumFile(e, a, name)
 		if err != nil {
-			return err
+			failed++
+			fmt.Fprintf(e.stderr, "sigcheck csum: %s\n", fileError(name, err))
+			continue
 		}
-		sum := hex.EncodeToString(h.Sum(nil)) // the whole digest, also for sha256 and blake3
+		sum := h.Sum(nil) // the whole digest, also for sha256 and blake3
 		if *asJSON {
-			if err := enc.Encode(map[string]any{"algorithm": a.Name, "file": name, "bytes": n, "checksum": sum}); err != nil {
+			if err := enc.Encode(map[string]any{"algorithm": a.Name, "file": name, "bytes": n, "checksum": hex.EncodeToString(sum)}); err != nil {
 				return err
 			}
 			continue
 		}
-		fmt.Fprintf(e.stdout, "%s  %s\n", sum, name)
+		if _, err := e.stdout.Write(sumfile.Append(nil, a, sum, name, *tag)); err != nil {
+			return err
+		}
+	}
+	if failed > 0 {
+		return negativeError{}
 	}
 	return nil
+}
+
+// lookupAlg finds an algorithm named by a flag; an unknown name gets the
+// list of known ones, in one line.
+func lookupAlg(flagName, name string) (*csum.Algorithm, error) {
+	a, err := csum.Lookup(name)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: unknown algorithm; known: %s", flagName, name, strings.Join(csum.Names(), ", "))
+	}
+	return a, nil
+}
+
+// fileError says what went wrong with a file, once: "NAME: no such file
+// or directory", not the operation and path twice over.
+func fileError(name string, err error) string {
+	if pe, ok := errors.AsType[*fs.PathError](err); ok {
+		return name + ": " + pe.Err.Error()
+	}
+	if strings.HasPrefix(err.Error(), name+": ") {
+		return err.Error()
+	}
+	return name + ": " + err.Error()
 }
 
 // checksumFile streams a file (or standard input for "-") through a, with
@@ -81,7 +143,14 @@ func checksumFile(e *env, a *csum.Algorithm, name string) (csum.Hash, int64, err
 			return nil, 0, err
 		}
 		defer f.Close()
-		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+		fi, err := f.Stat()
+		if err != nil {
+			return nil, 0, err
+		}
+		if fi.IsDir() {
+			return nil, 0, errors.New("is a directory")
+		}
+		if fi.Mode().IsRegular() {
 			total = fi.Size()
 		}
 		r = f
@@ -100,11 +169,11 @@ func checksumFile(e *env, a *csum.Algorithm, name string) (csum.Hash, int64, err
 			break
 		}
 		if err != nil {
-			return nil, 0, fmt.Errorf("%s: %w", name, err)
+			return nil, 0, err
 		}
 	}
 	if total >= 0 && n != total {
-		return nil, 0, fmt.Errorf("%s: changed while being read (%d bytes, then %d)", name, total, n)
+		return nil, 0, fmt.Errorf("changed while being read (%d bytes, then %d)", total, n)
 	}
 	return h, n, nil
 }
@@ -388,7 +457,7 @@ func runBench(e *env, args []string) error {
 		picked = csum.Names()
 	} else {
 		for _, n := range strings.Split(*algs, ",") {
-			a, err := csum.Lookup(n)
+			a, err := lookupAlg("-algs", strings.TrimSpace(n))
 			if err != nil {
 				return err
 			}

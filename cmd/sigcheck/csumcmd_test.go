@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sigcheck/sigcheck/csum"
 )
 
 func sigcheckIn(t *testing.T, stdin string, args ...string) (stdout, stderr string, code int) {
@@ -43,12 +45,41 @@ func TestCsumCommand(t *testing.T) {
 		}
 	}
 	_, e, code = sigcheckIn(t, "", "csum", "-alg", "md5")
-	if code != exitUsage || !strings.Contains(e, "unknown algorithm") {
+	if code != exitUsage || e != "sigcheck csum: -alg md5: unknown algorithm; known: "+strings.Join(csum.Names(), ", ")+"\n" {
 		t.Errorf("md5: %d %q", code, e)
 	}
-	_, e, code = sigcheckIn(t, "", "csum", filepath.Join(dir, "missing"))
-	if code != exitUsage || !strings.Contains(e, "no such file") {
-		t.Errorf("missing file: %d %q", code, e)
+	// A file that cannot be read is reported; the others are still summed; exit 1.
+	missing := filepath.Join(dir, "missing")
+	o, e, code = sigcheckIn(t, "", "csum", "-alg", "crc32c", missing, f, dir)
+	if code != exitNegative || o != "e3069283  "+f+"\n" ||
+		e != "sigcheck csum: "+missing+": no such file or directory\nsigcheck csum: "+dir+": is a directory\n" {
+		t.Errorf("missing file: exit %d, %q %q", code, o, e)
+	}
+}
+
+// What sha256sum, b3sum and xxhsum print for "123456789" (coreutils 9.1,
+// b3sum 1.2, xxhsum 0.8.1 -H0/-H1/-H2, and --tag -H3), sigcheck prints too.
+func TestCsumPrintsWhatTheToolsPrint(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-alg", "sha256"}, "15e2b0d3c33891ebb0f1ef609ec419420c20e320ce94c65fbc8c3312448eb225  -\n"},
+		{[]string{"-alg", "sha256", "-tag"}, "SHA256 (-) = 15e2b0d3c33891ebb0f1ef609ec419420c20e320ce94c65fbc8c3312448eb225\n"},
+		{[]string{"-alg", "blake3"}, "b7d65b48420d1033cb2595293263b6f72eabee20d55e699d0df1973b3c9deed1  -\n"},
+		{[]string{"-alg", "xxh32"}, "937bad67  -\n"},
+		{[]string{"-alg", "xxh64"}, "8cb841db40e6ae83  -\n"},
+		{[]string{"-alg", "xxh128"}, "33119477ede5dcd5e9716427681d5860  -\n"},
+		{[]string{"-alg", "xxh3-128", "-tag"}, "XXH128 (-) = 33119477ede5dcd5e9716427681d5860\n"},
+		{[]string{}, "XXH3_72dcb18b67a17dff  -\n"},
+		{[]string{"-tag"}, "XXH3 (-) = 72dcb18b67a17dff\n"},
+		{[]string{"-alg", "crc32"}, "cbf43926  -\n"},
+		{[]string{"-alg", "crc64-ecma"}, "6c40df5f0b497347  -\n"},
+	} {
+		o, e, code := sigcheckIn(t, "123456789", append([]string{"csum"}, c.args...)...)
+		if code != 0 || o != c.want {
+			t.Errorf("csum %v: exit %d, %q (want %q) %s", c.args, code, o, c.want, e)
+		}
 	}
 }
 
