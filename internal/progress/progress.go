@@ -90,6 +90,16 @@ func (b *Bar) Done() {
 }
 
 func (b *Bar) draw(now time.Time) {
+	if b.total <= 0 { // an unknown amount (standard input): what is done, and how fast
+		rate := float64(b.done) / max(now.Sub(b.start).Seconds(), 1e-3)
+		count := fmt.Sprintf("%d, %.0f/s", b.done, rate)
+		if b.unit == "B" {
+			count = fmt.Sprintf("%.0f MiB, %.0f MiB/s", float64(b.done)/(1<<20), rate/(1<<20))
+		}
+		fmt.Fprintf(b.w, "\r\033[K%s %s", b.label, count)
+		b.drawn = true
+		return
+	}
 	const width = 30
 	frac := 0.0
 	if b.total > 0 {
