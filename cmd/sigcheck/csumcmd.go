@@ -54,7 +54,7 @@ func runCsum(e *env, args []string) error {
 	if !*check {
 		for _, f := range []string{"quiet", "status", "strict", "ignore-missing", "warn"} {
 			if set[f] {
-				return fmt.Errorf("-%s is for checking: add -c", f)
+				return usageErrorf("-%s is for checking: add -c", f)
 			}
 		}
 	}
@@ -63,10 +63,10 @@ func runCsum(e *env, args []string) error {
 		return listAlgorithms(e, *md, *asJSON)
 	case *detect:
 		if *size < 16 || *size%8 != 0 || *size > 1<<26 {
-			return fmt.Errorf("-size %d: want a multiple of 8 from 16 to 64 MiB", *size)
+			return usageErrorf("-size %d: want a multiple of 8 from 16 to 64 MiB", *size)
 		}
 		if *trials < 1 || *trials > 1e7 {
-			return fmt.Errorf("-trials %d: want 1 to 10^7", *trials)
+			return usageErrorf("-trials %d: want 1 to 10^7", *trials)
 		}
 		return detectTable(e, *size, *trials, *md, *asJSON)
 	}
@@ -115,7 +115,7 @@ func runCsum(e *env, args []string) error {
 func lookupAlg(flagName, name string) (*csum.Algorithm, error) {
 	a, err := csum.Lookup(name)
 	if err != nil {
-		return nil, fmt.Errorf("%s %s: unknown algorithm; known: %s", flagName, name, strings.Join(csum.Names(), ", "))
+		return nil, usageErrorf("%s %s: unknown algorithm; known: %s", flagName, name, strings.Join(csum.Names(), ", "))
 	}
 	return a, nil
 }
@@ -310,7 +310,7 @@ func runTune(e *env, args []string) error {
 	}
 	sz, err := parseSizes(*sizes)
 	if err != nil {
-		return err
+		return usageErrorf("-sizes: %v", err)
 	}
 	var req csum.Detection
 	switch *need {
@@ -320,7 +320,7 @@ func runTune(e *env, args []string) error {
 		req = csum.Detection{Bit1: csum.Always, Bit2: csum.Always, Bit3: csum.Always, Swap: csum.Likely}
 	case "any":
 	default:
-		return fmt.Errorf("-need %q: want likely, bits or any", *need)
+		return usageErrorf("-need %q: want likely, bits or any", *need)
 	}
 	opts := measureOpts(*quick)
 	bar := progress.New(e.stderr, "tuning", 0, "")
@@ -449,7 +449,7 @@ func runBench(e *env, args []string) error {
 	}
 	sz, err := parseSizes(*sizes)
 	if err != nil {
-		return err
+		return usageErrorf("-sizes: %v", err)
 	}
 	names := []string{"read", "copy"}
 	var picked []string

@@ -45,7 +45,7 @@ func TestCsumCommand(t *testing.T) {
 		}
 	}
 	_, e, code = sigcheckIn(t, "", "csum", "-alg", "md5")
-	if code != exitUsage || e != "sigcheck csum: -alg md5: unknown algorithm; known: "+strings.Join(csum.Names(), ", ")+"\n" {
+	if code != exitUsage || e != "sigcheck csum: -alg md5: unknown algorithm; known: "+strings.Join(csum.Names(), ", ")+" (sigcheck csum -h for help)\n" {
 		t.Errorf("md5: %d %q", code, e)
 	}
 	// A file that cannot be read is reported; the others are still summed; exit 1.
