@@ -88,14 +88,17 @@ func BinomialBcast(ctx context.Context, c Comm, root int, buf []byte) error {
 			break
 		}
 	}
+	// A send that fails (a child whose buffer is too short discards the
+	// message) does not stop the others: their subtrees get the data.
+	var first error
 	for mask >>= 1; mask > 0; mask >>= 1 {
 		if rel+mask < p {
-			if err := c.Send(ctx, (r+mask)%p, tagBcast, buf); err != nil {
-				return err
+			if err := c.Send(ctx, (r+mask)%p, tagBcast, buf); err != nil && first == nil {
+				first = err
 			}
 		}
 	}
-	return nil
+	return first
 }
 
 // recvExact receives a message that must fill buf exactly.

@@ -2,6 +2,7 @@ package channel
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 
 	"github.com/sigcheck/sigcheck/csum"
@@ -48,36 +49,53 @@ func (l *layer) Bcast(ctx context.Context, root int, buf []byte) error {
 	if l.p.mode != modeMerkle {
 		return BinomialBcast(ctx, l, root, buf)
 	}
+	// The root's tree root and length go first: a rank whose buffer is
+	// not the root's length takes the data into one that is (so that the
+	// broadcast goes on through it to its subtree), and says so in its
+	// flag, and both it and the root return ErrCollective.
 	hs := l.hashSize()
-	rm := make([]byte, 3+hs)
+	rm := make([]byte, 3+hs+8)
 	if l.Rank() == root {
 		v, err := l.rootOf(buf)
 		if err != nil {
 			return err
 		}
-		rm = tree.AppendRoot(rm[:0], v, hs)
+		rm = binary.LittleEndian.AppendUint64(tree.AppendRoot(rm[:0], v, hs), uint64(len(buf)))
 	}
 	if err := BinomialBcast(ctx, l, root, rm); err != nil {
 		return err
 	}
-	if err := BinomialBcast(ctx, l, root, buf); err != nil {
-		return err
-	}
-	want, _, err := tree.DecodeRoot(rm)
+	want, _, err := tree.DecodeRoot(rm[:3+hs])
 	if err != nil {
 		return err
 	}
-	if l.Rank() != root {
-		return l.bcastCheck(ctx, root, buf, want)
+	n := binary.LittleEndian.Uint64(rm[3+hs:])
+	data := buf
+	if n != uint64(len(buf)) {
+		if n > MaxMessage {
+			return fmt.Errorf("%w: a broadcast of %d bytes", ErrProtocol, n)
+		}
+		data = make([]byte, n)
 	}
-	return l.bcastRepair(ctx, buf, rm)
+	if err := BinomialBcast(ctx, l, root, data); err != nil {
+		return err
+	}
+	if l.Rank() != root {
+		err := l.bcastCheck(ctx, root, data, want, len(data) != len(buf))
+		if err == nil && len(data) != len(buf) {
+			err = fmt.Errorf("%w: a broadcast buffer of %d bytes, the root's has %d", ErrCollective, len(buf), n)
+		}
+		return err
+	}
+	return l.bcastRepair(ctx, buf, rm[:3+hs])
 }
 
 func (l *layer) hashSize() int { return l.p.h.Size() }
 
 // bcastCheck is a non-root's side: say whether its copy is right, and
 // take the root's until it is.
-func (l *layer) bcastCheck(ctx context.Context, root int, buf []byte, want csum.Value) error {
+// A rank whose buffer has the wrong length (misfit) says so with flag 2.
+func (l *layer) bcastCheck(ctx context.Context, root int, buf []byte, want csum.Value, misfit bool) error {
 	for round := 0; ; round++ {
 		got, err := l.rootOf(buf)
 		if err != nil {
@@ -88,8 +106,11 @@ func (l *layer) bcastCheck(ctx context.Context, root int, buf []byte, want csum.
 			l.e.stats.detected.Add(1)
 		}
 		flag := []byte{0}
-		if !ok {
+		switch {
+		case !ok:
 			flag[0] = 1
+		case misfit:
+			flag[0] = 2
 		}
 		if err := l.Send(ctx, root, tagE2EFlag, flag); err != nil {
 			return err
@@ -120,18 +141,27 @@ func (l *layer) bcastCheck(ctx context.Context, root int, buf []byte, want csum.
 
 // bcastRepair is the root's side: hear every rank, resend to those whose
 // copy is wrong, all at once, until none is.
-func (l *layer) bcastRepair(ctx context.Context, buf, rm []byte) error {
-	var bad []int
+func (l *layer) bcastRepair(ctx context.Context, buf, rm []byte) (err error) {
+	var bad, misfits []int
 	for range l.Size() - 1 {
 		var flag [1]byte
 		st, err := l.Recv(ctx, AnySource, tagE2EFlag, flag[:])
 		if err != nil {
 			return err
 		}
-		if flag[0] != 0 {
+		switch flag[0] {
+		case 0:
+		case 2:
+			misfits = append(misfits, st.Source)
+		default:
 			bad = append(bad, st.Source)
 		}
 	}
+	defer func() {
+		if len(misfits) > 0 && err == nil {
+			err = fmt.Errorf("%w: ranks %v have broadcast buffers of another length than the root's %d bytes", ErrCollective, misfits, len(buf))
+		}
+	}()
 	for round := 0; len(bad) > 0; round++ {
 		if round >= l.p.rounds {
 			return fmt.Errorf("%w: ranks %v still differ after %d rounds", ErrCorrupted, bad, round)

@@ -416,6 +416,9 @@ func (e *engine) bind(m *message) {
 		if m.total > int64(len(r.buf)) {
 			m.discard = true
 			r.finish(m, nil) // Recv reports the truncation
+			if m.g != nil {  // and the sender hears of it (bind runs before the guard's first look)
+				m.g.discard(e, m, discardTruncated)
+			}
 		} else {
 			m.direct = true
 		}
@@ -452,27 +455,44 @@ func (e *engine) recvStamped(ctx context.Context, ctxID uint32, src int, tag int
 // already, or waits in line for one. Irecv posts at once, as MPI_Irecv
 // does, so that a message sent after it lands straight in its buffer.
 func (e *engine) post(ctxID uint32, src int, tag int64, buf []byte) (*recvReq, error) {
-	r := &recvReq{ctx: ctxID, src: src, tag: tag, buf: buf, ready: make(chan struct{})}
+	r, told, err := e.postLocked(ctxID, src, tag, buf)
+	if told {
+		e.ctl.flush() // the sender of a message discarded here is told
+	}
+	return r, err
+}
+
+func (e *engine) postLocked(ctxID uint32, src int, tag int64, buf []byte) (r *recvReq, told bool, err error) {
+	r = &recvReq{ctx: ctxID, src: src, tag: tag, buf: buf, ready: make(chan struct{})}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.closed {
-		return nil, ErrClosed
+		return nil, false, ErrClosed
 	}
 	for _, m := range e.unexpected {
 		if m.recv == nil && !m.discard && m.matches(ctxID, src, tag) {
 			m.recv = r
-			if m.done {
+			switch {
+			case m.done:
 				e.dropUnexpected(m)
 				r.finish(m, nil)
+			case m.g != nil && m.total > int64(len(buf)):
+				// Truncated, and not yet verified: thrown away, and its
+				// sender told, as when the receive came first.
+				m.discard = true
+				e.dropUnexpected(m)
+				r.finish(m, nil)
+				m.g.discard(e, m, discardTruncated)
+				told = true
 			}
-			return r, nil
+			return r, told, nil
 		}
 	}
 	if err := e.lostFor(src); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	e.posted = append(e.posted, r)
-	return r, nil
+	return r, false, nil
 }
 
 // wait waits for a posted receive and returns what it got.
@@ -545,9 +565,10 @@ func (e *engine) cancel(r *recvReq) bool {
 	}
 	m.direct, m.discard = false, true // the rest of it is thrown away
 	if m.g != nil {
-		m.g.abandon()
+		m.g.discard(e, m, discardCanceled)
 	}
 	e.mu.Unlock()
+	e.ctl.flush()
 	if !m.writing.TryLock() {
 		e.tx.Abort(m.src, fmt.Errorf("a receive was canceled while rank %d's message %d was being written into it", m.src, m.id))
 		m.writing.Lock()

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync/atomic"
 
 	"github.com/sigcheck/sigcheck/csum"
 	"github.com/sigcheck/sigcheck/internal/wire"
@@ -21,12 +20,13 @@ import (
 type guard struct {
 	p         *protection
 	dataDone  bool
-	abandoned atomic.Bool
+	discarded bool // the receiver threw the message away and told its sender
 
 	// checksum
-	alg  *csum.Algorithm
-	bad  []span // chunks found corrupted, not yet asked again
-	want []span // chunks asked again in this round, not yet back
+	alg   *csum.Algorithm
+	bad   []span          // chunks found corrupted on arrival, not yet asked again
+	again []span          // chunks that came back corrupted, not yet asked again
+	want  map[int64]int64 // chunks asked again in this round, not yet back: offset → length
 
 	// merkle
 	t        *tree.Tree
@@ -35,8 +35,13 @@ type guard struct {
 	root     csum.Value
 	haveRoot bool
 	d        *tree.Descent
+	req      tree.Request       // the descent's request in hand, asked for in parts
+	part     int                // the part of req asked for now
+	got      []csum.Value       // the hashes of req's parts answered so far
 	corrupt  int                // corrupt answers in a row
-	expect   map[int]csum.Value // segments asked again, and the hash each must have
+	expect   map[int]csum.Value // segments wanted again, and the hash each must have
+	queue    []int              // of those, the ones not asked for yet (more than a verdict holds)
+	out      int                // segments asked for in this round, not yet back
 	retry    []int              // segments that came back corrupted in this round
 	shards   map[int][]byte     // parity segments received
 
@@ -65,8 +70,34 @@ func newGuard(p *protection, h wire.Header) (*guard, error) {
 	return g, nil
 }
 
-// abandon marks the message as thrown away (its receive was canceled).
-func (g *guard) abandon() { g.abandoned.Store(true) }
+// Reasons of a verdictDiscarded, its second byte.
+const (
+	discardTruncated = 1 // the receive buffer is shorter than the message
+	discardCanceled  = 2 // the receive was canceled while the message came
+)
+
+// discard tells the sender that the receiver has thrown the message away
+// and why, so that its Send ends (with a *DiscardError) instead of
+// waiting for a verdict that would never come. A message whose bytes are
+// all in leaves the engine now; one still coming is read to its end and
+// dropped. Under e.mu.
+func (g *guard) discard(e *engine, m *message, reason byte) {
+	if g.discarded || m.done {
+		return
+	}
+	g.discarded = true
+	g.control(e, m, wire.KindVerdict, []byte{verdictDiscarded, reason})
+	e.remember(m, g.last)
+	if g.dataDone {
+		e.complete(m, errDiscarded)
+	}
+}
+
+// maxListed bounds the parts one control frame lists or answers for:
+// with uvarints of up to 10 bytes and hashes of up to 16, any list fits
+// in a frame with room to spare, whatever the number of damaged parts;
+// more are asked for in the next exchange.
+const maxListed = 1 << 15
 
 // onData checks the frame just written at h.Offset of buf (the message's
 // bytes up to the frame's end). Not under e.mu.
@@ -116,7 +147,7 @@ func (g *guard) step(e *engine, m *message) {
 		if len(g.want) > 0 {
 			return // a round is out
 		}
-		if len(g.bad) == 0 {
+		if len(g.bad) == 0 && len(g.again) == 0 {
 			g.accept(e, m)
 			return
 		}
@@ -162,13 +193,27 @@ func (g *guard) verifyRoot(e *engine, m *message) {
 }
 
 // askNext sends the descent's next request, or acts on what it found.
+//
+// A request for more nodes than a frame's answer holds goes in parts of
+// maxListed nodes, one exchange each, and the descent hears the whole
+// answer at once.
 func (g *guard) askNext(e *engine, m *message) {
-	req, more := g.d.Request()
-	if !more {
-		g.descended(e, m)
-		return
+	if g.part == 0 {
+		req, more := g.d.Request()
+		if !more {
+			g.descended(e, m)
+			return
+		}
+		g.req, g.got = req, g.got[:0]
 	}
-	b, err := req.AppendBinary([]byte{askNodes})
+	g.askPart(e, m)
+}
+
+// askPart asks for the current part of the request in hand.
+func (g *guard) askPart(e *engine, m *message) {
+	lo := g.part * maxListed
+	part := tree.Request{Nodes: g.req.Nodes[lo:min(lo+maxListed, len(g.req.Nodes))]}
+	b, err := part.AppendBinary([]byte{askNodes})
 	if err != nil {
 		g.fail(e, m, err)
 		return
@@ -197,7 +242,8 @@ func (g *guard) descended(e *engine, m *message) {
 			return
 		}
 	}
-	g.resendSegments(e, m, faulty)
+	g.queue = faulty
+	g.resendSegments(e, m, true)
 }
 
 // rebuild tries the parity received on the faulty segments.
@@ -223,33 +269,58 @@ func (g *guard) rebuild(m *message, faulty []int) bool {
 	return err == nil
 }
 
-func (g *guard) resendSegments(e *engine, m *message, segs []int) {
-	g.rounds++
-	e.stats.rounds.Add(1)
-	if g.rounds > g.p.rounds {
-		g.fail(e, m, fmt.Errorf("still corrupted after %d rounds", g.p.rounds))
-		return
+// resendSegments asks for the next segments of g.queue, at most
+// maxListed. A round counts against the limit of rounds only when it asks
+// again for segments that came back corrupted (again): a message with
+// more damaged segments than a verdict lists takes more exchanges, but
+// each of them makes progress.
+func (g *guard) resendSegments(e *engine, m *message, again bool) {
+	if again {
+		g.rounds++
+		e.stats.rounds.Add(1)
+		if g.rounds > g.p.rounds {
+			g.fail(e, m, fmt.Errorf("still corrupted after %d rounds", g.p.rounds))
+			return
+		}
 	}
-	g.retry = nil
+	n := min(len(g.queue), maxListed)
+	segs := g.queue[:n]
+	g.queue = g.queue[n:]
+	g.retry, g.out = g.retry[:0], n
 	b := []byte{verdictSegments}
-	b = binary.AppendUvarint(b, uint64(len(segs)))
+	b = binary.AppendUvarint(b, uint64(n))
 	for _, j := range segs {
 		b = binary.AppendUvarint(b, uint64(j))
 	}
 	g.control(e, m, wire.KindVerdict, b)
 }
 
+// resendRanges asks again for chunks found corrupted, at most maxListed:
+// first those that came back corrupted (which count as a round), then
+// those found on arrival.
 func (g *guard) resendRanges(e *engine, m *message) {
-	g.rounds++
-	e.stats.rounds.Add(1)
-	if g.rounds > g.p.rounds {
-		g.fail(e, m, fmt.Errorf("still corrupted after %d rounds", g.p.rounds))
-		return
+	if len(g.again) > 0 {
+		g.rounds++
+		e.stats.rounds.Add(1)
+		if g.rounds > g.p.rounds {
+			g.fail(e, m, fmt.Errorf("still corrupted after %d rounds", g.p.rounds))
+			return
+		}
 	}
-	g.want, g.bad = g.bad, nil
+	if g.want == nil {
+		g.want = map[int64]int64{}
+	}
 	b := []byte{verdictRanges}
-	b = binary.AppendUvarint(b, uint64(len(g.want)))
-	for _, s := range g.want {
+	n := min(len(g.again)+len(g.bad), maxListed)
+	b = binary.AppendUvarint(b, uint64(n))
+	for range n {
+		var s span
+		if len(g.again) > 0 {
+			s, g.again = g.again[0], g.again[1:]
+		} else {
+			s, g.bad = g.bad[0], g.bad[1:]
+		}
+		g.want[s.off] = s.n
 		b = binary.AppendUvarint(b, uint64(s.off))
 		b = binary.AppendUvarint(b, uint64(s.n))
 	}
@@ -261,16 +332,15 @@ func (g *guard) resendRanges(e *engine, m *message) {
 func (g *guard) onRepair(e *engine, m *message, h wire.Header) {
 	switch g.p.mode {
 	case modeChecksum:
-		i := slices.IndexFunc(g.want, func(s span) bool { return s.off == h.Offset && s.n == int64(h.Plen) })
-		if i < 0 {
+		if n, asked := g.want[h.Offset]; !asked || n != int64(h.Plen) {
 			return // not asked for: ignored
 		}
-		g.want = slices.Delete(g.want, i, i+1)
+		delete(g.want, h.Offset)
 		if fold(g.alg.Sum(m.buf()[h.Offset:h.Offset+int64(h.Plen)])) == h.Sum {
 			e.stats.repaired.Add(1)
 		} else {
 			e.stats.detected.Add(1)
-			g.bad = append(g.bad, span{h.Offset, int64(h.Plen)})
+			g.again = append(g.again, span{h.Offset, int64(h.Plen)})
 		}
 		if len(g.want) == 0 {
 			g.step(e, m)
@@ -290,6 +360,7 @@ func (g *guard) onRepair(e *engine, m *message, h wire.Header) {
 		if m.direct {
 			m.writing.Unlock()
 		}
+		g.out--
 		if g.t.Node(g.t.Leaf(j)) == want {
 			e.stats.repaired.Add(1)
 		} else {
@@ -297,13 +368,13 @@ func (g *guard) onRepair(e *engine, m *message, h wire.Header) {
 			g.retry = append(g.retry, j)
 			g.expect[j] = want // still wanted, in the next round
 		}
-		if len(g.expect) > len(g.retry) {
+		if g.out > 0 {
 			return // more to come in this round
 		}
-		if len(g.retry) > 0 {
-			retry := slices.Clone(g.retry)
-			slices.Sort(retry)
-			g.resendSegments(e, m, retry)
+		if len(g.retry) > 0 || len(g.queue) > 0 {
+			slices.Sort(g.retry)
+			g.queue = append(slices.Clone(g.retry), g.queue...)
+			g.resendSegments(e, m, len(g.retry) > 0)
 			return
 		}
 		if g.t.Root() == g.root {
@@ -342,7 +413,21 @@ func (g *guard) onAnswer(e *engine, m *message, b []byte, ok bool) {
 	}
 	a, _, err := tree.DecodeAnswer(b)
 	if err == nil {
-		err = g.d.Answer(a)
+		lo := g.part * maxListed
+		if want := min(len(g.req.Nodes)-lo, maxListed); len(a.Hashes) != want {
+			err = fmt.Errorf("%w: %d hashes for %d nodes", tree.ErrCorruptAnswer, len(a.Hashes), want)
+		}
+	}
+	if err == nil {
+		g.got = append(g.got, a.Hashes...)
+		if len(g.got) < len(g.req.Nodes) {
+			g.corrupt = 0
+			g.part++
+			g.askPart(e, m)
+			return
+		}
+		g.part = 0
+		err = g.d.Answer(tree.Answer{Hashes: g.got})
 	}
 	switch {
 	case err == nil:
@@ -352,10 +437,11 @@ func (g *guard) onAnswer(e *engine, m *message, b []byte, ok bool) {
 		g.corrupt++
 		if g.corrupt == 3 { // perhaps the root itself: ask for it again
 			g.haveRoot = false
+			g.part = 0
 			g.control(e, m, wire.KindAsk, []byte{askRoot})
 			return
 		}
-		g.askNext(e, m)
+		g.askPart(e, m) // the same part again
 	default:
 		g.fail(e, m, err)
 	}

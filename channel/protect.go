@@ -289,11 +289,41 @@ func (p *pending) next(ctx context.Context) (ctlEvent, error) {
 
 // Verdicts, the first byte of a KindVerdict payload.
 const (
-	verdictOK       = 0
-	verdictRanges   = 1 // checksum: resend these byte ranges (offset, length uvarints)
-	verdictSegments = 2 // merkle: resend these segments (uvarints)
-	verdictFail     = 3 // the receiver gave up
+	verdictOK        = 0
+	verdictRanges    = 1 // checksum: resend these byte ranges (offset, length uvarints)
+	verdictSegments  = 2 // merkle: resend these segments (uvarints)
+	verdictFail      = 3 // the receiver gave up
+	verdictDiscarded = 4 // the receiver threw the message away; then the reason (discardTruncated…)
 )
+
+// ErrDiscarded: the receiver threw a protected message away before it was
+// verified: its receive buffer was too short, or its receive was
+// canceled. The sender's error is a *DiscardError.
+var ErrDiscarded = errors.New("channel: the receiver discarded the message")
+
+// ErrCanceled: a receive was canceled while its message was coming.
+var ErrCanceled = errors.New("channel: the receive was canceled")
+
+// errDiscarded completes a discarded message that nobody receives.
+var errDiscarded = errors.New("channel: message discarded")
+
+// DiscardError is a protected send's error when its receiver threw the
+// message away: errors.Is(err, ErrDiscarded), and ErrTruncated or
+// ErrCanceled says why.
+type DiscardError struct {
+	Rank int    // the receiver
+	ID   uint64 // the message, as numbered by the sender
+	Why  error  // ErrTruncated or ErrCanceled (ErrProtocol for a reason this build does not know)
+}
+
+func (e *DiscardError) Error() string {
+	return fmt.Sprintf("channel: rank %d discarded message %d: %v", e.Rank, e.ID, e.Why)
+}
+
+// Is makes errors.Is(err, ErrDiscarded) true.
+func (e *DiscardError) Is(target error) bool { return target == ErrDiscarded }
+
+func (e *DiscardError) Unwrap() error { return e.Why }
 
 // Asks, the first byte of a KindAsk payload.
 const (
@@ -656,6 +686,14 @@ func (s *sender) verdict(ctx context.Context, b []byte) (done bool, err error) {
 		return true, nil
 	case verdictFail:
 		return true, fmt.Errorf("%w: rank %d gave up on message %d", ErrCorrupted, s.dst, s.h.ID)
+	case verdictDiscarded:
+		why := ErrProtocol
+		if len(b) == 2 && b[1] == discardTruncated {
+			why = ErrTruncated
+		} else if len(b) == 2 && b[1] == discardCanceled {
+			why = ErrCanceled
+		}
+		return true, &DiscardError{Rank: s.dst, ID: s.h.ID, Why: why}
 	case verdictRanges, verdictSegments:
 		ranges, err := s.parseResend(b)
 		if err != nil {

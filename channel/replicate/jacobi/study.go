@@ -31,6 +31,7 @@ type Outcome struct {
 	// whether every replica of rank 0 computed the same hash.
 	Result  Result
 	Agree   bool
+	Hashes  []uint64 // rank 0's answer as each of its replicas computed it
 	Err     error // the first rank's error (the job was aborted on it)
 	Stats   []replicate.Stats
 	Map     replicate.Map
@@ -124,6 +125,7 @@ func RunReplicated(ctx context.Context, s Setup) (Outcome, error) {
 	o := Outcome{Elapsed: time.Since(start), Err: firstErr, Map: cs[0].Map(), Agree: true}
 	o.Result = results[o.Map.Native(0, 0)]
 	for k := range s.Degree {
+		o.Hashes = append(o.Hashes, results[o.Map.Native(0, k)].Hash)
 		if results[o.Map.Native(0, k)].Hash != o.Result.Hash {
 			o.Agree = false
 		}
