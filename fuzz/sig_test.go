@@ -105,7 +105,8 @@ func FuzzStampDecode(f *testing.F) {
 // FuzzParseAlgebra: a spec parses to an algebra whose canonical spec
 // parses to the very same algebra, or fails with an error.
 func FuzzParseAlgebra(f *testing.F) {
-	for _, s := range []string{"gfd:w=8,m=2", "crc32c", "xor-bs1:w=16,m=1", "mmm-bs1:w=64,m=1", "gfd:w=2,m=2", "gfd:m=1,w=32", "gfd:w=8,m=", "CRC-32/ISCSI"} {
+	for _, s := range []string{"gfd:w=8,m=2", "crc32c", "xor-bs1:w=16,m=1", "mmm-bs1:w=64,m=1", "gfd:w=2,m=2", "gfd:m=1,w=32", "gfd:w=8,m=", "CRC-32/ISCSI",
+		"gfd:w=64,m=1", "gfd:w=64,m=2", "gfd:w=5,m=1", "gfd:w=6,m=10"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -122,4 +123,65 @@ func FuzzParseAlgebra(f *testing.F) {
 			t.Fatalf("%v: Concat disagrees with Append", a)
 		}
 	})
+}
+
+// FuzzMatchLocate: whatever two datatypes a sender and a receiver hold, a
+// mismatch is located at the true first difference, found here by
+// expanding both type maps; the index is inside the shorter signature, or
+// at its end only when the lengths differ. The deciding algebra is a
+// CRC-16, narrow enough to collide, and gfd:w=8,m=2, which forgets runs of
+// 255: neither may mislead the locator.
+func FuzzMatchLocate(f *testing.F) {
+	f.Add("contiguous(300, int)", "contiguous(300, float)", uint8(1), uint8(1))
+	f.Add("struct([255, 1], [0, 1020], [int, char])", "struct([255, 1], [0, 1020], [float, char])", uint8(2), uint8(2))
+	f.Add("vector(4, 2, 3, double)", "contiguous(8, double)", uint8(2), uint8(1))
+	f.Add("struct([1, 3], [0, 8], [int, double])", "struct([1, 6], [0, 8], [int, float])", uint8(10), uint8(10))
+	f.Add("indexed([3, 0, 2], [4, 0, -2], short)", "contiguous(5, short)", uint8(3), uint8(3))
+	var algs []sig.Algebra
+	for _, spec := range []string{"crc16-ccitt-false", "gfd:w=8,m=2", sig.DefaultSpec} {
+		a, err := sig.ParseAlgebra(spec)
+		if err != nil {
+			f.Fatal(err)
+		}
+		algs = append(algs, a)
+	}
+	f.Fuzz(func(t *testing.T, a, b string, ca, cb uint8) {
+		send, err1 := sig.ParseDatatype(a)
+		recv, err2 := sig.ParseDatatype(b)
+		if err1 != nil || err2 != nil || uint64(ca)*send.Elements() > 1e5 || uint64(cb)*recv.Elements() > 1e5 ||
+			send.Elements() == 0 || recv.Elements() == 0 {
+			return
+		}
+		ts, tr := expand(send, uint64(ca)), expand(recv, uint64(cb))
+		first := 0
+		for first < min(len(ts), len(tr)) && ts[first] == tr[first] {
+			first++
+		}
+		for _, alg := range algs {
+			for _, rule := range []sig.Rule{sig.PointToPoint, sig.Collective} {
+				err := sig.Match(alg, send, uint64(ca), recv, uint64(cb), rule)
+				var m *sig.MismatchError
+				if !errors.As(err, &m) || m.BySize || m.Index < 0 {
+					continue
+				}
+				if m.Index != int64(first) {
+					t.Fatalf("%v, %s: located at %d, the first difference is at %d: %v", alg, rule, m.Index, first, err)
+				}
+				if first == min(len(ts), len(tr)) && len(ts) == len(tr) {
+					t.Fatalf("%v: located at %d, past the end of equal signatures", alg, m.Index)
+				}
+			}
+		}
+	})
+}
+
+// expand lists the basic types of count copies of t, one per element.
+func expand(t *sig.Datatype, count uint64) []*sig.Datatype {
+	var out []*sig.Datatype
+	for r := range sig.Runs(t, count, 0) {
+		for range r.Count {
+			out = append(out, r.Type)
+		}
+	}
+	return out
 }

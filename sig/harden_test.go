@@ -2,6 +2,7 @@ package sig
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -188,4 +189,57 @@ func TestInvAlphaPlus1(t *testing.T) {
 	if gf.Mul64(3, invAlphaPlus1) != 1 || gf.Inv64(3) != invAlphaPlus1 {
 		t.Errorf("1/(α+1) is %#x, not %#x", gf.Inv64(3), uint64(invAlphaPlus1))
 	}
+}
+
+// What Describe (and sigcheck sig -list) says of vanishing runs is true:
+// at the length, and at twice it, int, float and double runs collide; for
+// gfd it is the shortest such length.
+func TestDescribe(t *testing.T) {
+	for _, spec := range append(slices.Clone(testSpecs), QualitySpecs...) {
+		alg := mustAlg(t, spec)
+		d := Describe(alg)
+		if d.Cost == "" || d.Guarantee == "" || d.Algebra != alg.String() || d.Bits != alg.Bits() {
+			t.Errorf("%s: %+v", spec, d)
+		}
+		alike := func(n uint64) bool {
+			x, _ := Of(alg, Int, n)
+			y, _ := Of(alg, Float, n)
+			z, _ := Of(alg, Double, n)
+			return x == y && y == z
+		}
+		v := d.VanishingRun
+		if v == 0 {
+			for _, n := range []uint64{65535, 65534, 1<<32 - 1, 1<<32 - 2, 1 << 48, 1 << 63} {
+				if alike(n) {
+					t.Errorf("%s: runs of %d vanish, Describe says none do", spec, n)
+				}
+			}
+			continue
+		}
+		if !alike(v) || !alike(2*v) {
+			t.Errorf("%s: runs of %d do not vanish", spec, v)
+		}
+		if _, ok := alg.(*gfd); ok && alike(v-1) {
+			t.Errorf("%s: runs of %d vanish already", spec, v-1)
+		}
+	}
+}
+
+// A CRC detects one substituted element at any length (a burst ≤ 8 bits).
+func TestCRCSingleSubstitution(t *testing.T) {
+	props := gopter.NewProperties(params(300))
+	for _, spec := range CRCNames() {
+		alg := mustAlg(t, spec)
+		props.Property(spec+": one substitution in a long run", prop.ForAll(
+			func(ti, ui uint8, a, b uint64) bool {
+				tc, uc := basicTypes[int(ti)%len(basicTypes)], basicTypes[int(ui)%len(basicTypes)]
+				if tc == uc {
+					return true
+				}
+				run := alg.Repeat(alg.Basic(Double.code), a>>20)
+				tail := alg.Repeat(alg.Basic(Double.code), b>>20)
+				return alg.Concat(alg.Concat(run, alg.Basic(tc.code)), tail) != alg.Concat(alg.Concat(run, alg.Basic(uc.code)), tail)
+			}, gen.UInt8(), gen.UInt8(), gen.UInt64(), gen.UInt64()))
+	}
+	props.TestingRun(t)
 }

@@ -216,11 +216,11 @@ func (e *MismatchError) Error() string {
 		fmt.Fprintf(&b, "sig: %s size mismatch: message has %d bytes, receive side %d (byte or packed data is matched by size)",
 			e.Rule, e.SendBytes, e.RecvBytes)
 	case e.Index < 0 && e.Truncated:
-		fmt.Fprintf(&b, "sig: %s mismatch: message has %d elements, receive side only %d", e.Rule, e.SendElems, e.RecvElems)
+		fmt.Fprintf(&b, "sig: %s mismatch: message has %s, receive side only %d", e.Rule, elements(e.SendElems), e.RecvElems)
 	case e.Index < 0 && e.SendElems != e.RecvElems && e.Rule == Collective:
-		fmt.Fprintf(&b, "sig: collective mismatch: %d elements against %d", e.SendElems, e.RecvElems)
+		fmt.Fprintf(&b, "sig: collective mismatch: %s against %d", elements(e.SendElems), e.RecvElems)
 	case e.Index < 0:
-		fmt.Fprintf(&b, "sig: %s mismatch: the signatures of the first %d elements differ", e.Rule, e.SendElems)
+		fmt.Fprintf(&b, "sig: %s mismatch: the signatures of the first %s differ", e.Rule, elements(e.SendElems))
 	default:
 		fmt.Fprintf(&b, "sig: %s mismatch at element %d: sender has %s, receiver has %s",
 			e.Rule, e.Index, describe(e.Send), describe(e.Recv))

@@ -68,7 +68,7 @@ func ElementAt(t *Datatype, count, k uint64) (Element, error) {
 		return Element{}, err
 	}
 	if k >= n {
-		return Element{}, fmt.Errorf("sig: element %d of a type signature of %d elements", k, n)
+		return Element{}, fmt.Errorf("sig: element %d of a type signature of %s", k, elements(n))
 	}
 	e := Element{Index: k}
 	q := k / t.elems
@@ -322,7 +322,7 @@ func TypeMap(t *Datatype, count, from, mark uint64, maxRuns int) string {
 		put(r, false)
 	}
 	if end < n {
-		fmt.Fprintf(&b, ", … (+%d elements)", n-end)
+		fmt.Fprintf(&b, ", … (+%s)", elements(n-end))
 	}
 	return b.String()
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/sigcheck/sigcheck/sig"
@@ -25,18 +26,27 @@ Numbers may be written 1e9 or 1_000_000.`
 func runSig(e *env, args []string) error {
 	fs := flags(e, "sig", "Prints the signature of COUNT copies of TYPE: the value (hex, as many digits\n"+
 		"as the algebra has bits) and the number of elements, computed from the\n"+
-		"description in microseconds however many elements it has.\n\n"+typeSyntax)
+		"description in microseconds however many elements it has. With -list, it lists\n"+
+		"the algebras instead: what each detects, and which runs it forgets.\n\n"+typeSyntax)
 	spec := fs.String("alg", sig.DefaultSpec, "signature `algebra`: gfd:w=W,m=M, xor-bs1:w=W,m=M, mmm-bs1:w=W,m=M, "+strings.Join(sig.CRCNames(), ", "))
 	count := fs.Uint64("count", 1, "number of copies of TYPE")
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	runs := fs.Int("map", 8, "show the type map, up to this many runs (0: none)")
-	pos, err := parse(fs, args, 1)
+	list := fs.Bool("list", false, "list the algebras, what each detects and which runs vanish in it (no TYPE)")
+	want := 1
+	if hasFlag(args, "list") {
+		want = 0
+	}
+	pos, err := parse(fs, args, want)
 	if err != nil {
 		return err
 	}
 	alg, err := sig.ParseAlgebra(*spec)
 	if err != nil {
 		return err
+	}
+	if *list {
+		return listAlgebras(e, alg, *asJSON)
 	}
 	dt, err := sig.ParseDatatype(pos[0])
 	if err != nil {
@@ -135,7 +145,8 @@ func runMatch(e *env, args []string) error {
 	}
 	if m == nil {
 		st, _ := sig.NewStamp(alg, send, *sc)
-		fmt.Fprintf(e.stdout, "match (%s): the message's %d elements (%d bytes) fit the receive side\n", rule, st.Sig.Count, st.Bytes)
+		fmt.Fprintf(e.stdout, "match (%s): the message (%s, %s) fits the receive side\n", rule,
+			quantity(st.Sig.Count, "element"), quantity(st.Bytes, "byte"))
 		return nil
 	}
 	printMismatch(e, m)
@@ -153,8 +164,8 @@ func printMismatch(e *env, m *sig.MismatchError) {
 	w := e.stdout
 	switch {
 	case m.BySize:
-		fmt.Fprintf(w, "mismatch (%s): the message has %d bytes, the receive side %d; byte and packed data are matched by size\n",
-			m.Rule, m.SendBytes, m.RecvBytes)
+		fmt.Fprintf(w, "mismatch (%s): the message has %s, the receive side %d; byte and packed data are matched by size\n",
+			m.Rule, quantity(m.SendBytes, "byte"), m.RecvBytes)
 		return
 	case m.Index < 0:
 		fmt.Fprintln(w, "mismatch:", strings.TrimPrefix(m.Error(), "sig: "))
@@ -162,7 +173,7 @@ func printMismatch(e *env, m *sig.MismatchError) {
 	}
 	fmt.Fprintf(w, "mismatch (%s) at element %d (zero-based)", m.Rule, m.Index)
 	if m.Truncated {
-		fmt.Fprintf(w, ": the message has %d elements, the receive side only %d", m.SendElems, m.RecvElems)
+		fmt.Fprintf(w, ": the message has %s, the receive side only %d", quantity(m.SendElems, "element"), m.RecvElems)
 	}
 	fmt.Fprintln(w)
 	side := func(el sig.Element) []string {
@@ -198,4 +209,81 @@ func runTypes(e *env, args []string) error {
 	fmt.Fprintln(e.stdout)
 	fmt.Fprintln(e.stdout, typeSyntax)
 	return nil
+}
+
+// listSpecs are the algebras sig -list describes: the default, the gfd
+// widths people pick, every CRC, and the two kept to compare.
+var listSpecs = append(append([]string{sig.DefaultSpec, "gfd:w=16,m=4", "gfd:w=32,m=2", "gfd:w=16,m=2", "gfd:w=8,m=2"},
+	sig.CRCNames()...), "xor-bs1:w=16,m=1", "mmm-bs1:w=16,m=1")
+
+// listAlgebras prints what each algebra detects and which runs vanish in
+// it; extra, when -alg named another, comes first.
+func listAlgebras(e *env, extra sig.Algebra, asJSON bool) error {
+	var algs []sig.Algebra
+	if !slices.Contains(listSpecs, extra.String()) {
+		algs = append(algs, extra)
+	}
+	for _, s := range listSpecs {
+		a, err := sig.ParseAlgebra(s)
+		if err != nil {
+			return err
+		}
+		algs = append(algs, a)
+	}
+	vanish := func(d sig.Description) string {
+		if d.VanishingRun == 0 {
+			return "none below 2^63 elements"
+		}
+		return fmt.Sprintf("every multiple of %d: %d ints hash as %d floats", d.VanishingRun, d.VanishingRun, d.VanishingRun)
+	}
+	if asJSON {
+		enc := json.NewEncoder(e.stdout)
+		for _, a := range algs {
+			d := sig.Describe(a)
+			if err := enc.Encode(map[string]any{
+				"algebra": d.Algebra, "bits": d.Bits, "default": d.Algebra == sig.DefaultSpec,
+				"cost": d.Cost, "detects": d.Guarantee, "vanishing_run": d.VanishingRun,
+			}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	rows := [][]string{{"algebra", "bits", "concat / repeat", "runs that vanish", "detects"}}
+	for _, a := range algs {
+		d := sig.Describe(a)
+		name := d.Algebra
+		if name == sig.DefaultSpec {
+			name += " (default)"
+		}
+		rows = append(rows, []string{name, fmt.Sprint(d.Bits), d.Cost, vanish(d), d.Guarantee})
+	}
+	table(e.stdout, rows, map[int]bool{1: true})
+	fmt.Fprintf(e.stdout, "\nA run vanishes when k copies of one basic type hash as k copies of any other.\n"+
+		"Specs: gfd:w=W,m=M with %d ≤ W ≤ 32 and W·M ≤ 64, or W = 64, M = 1; xor-bs1 and mmm-bs1:w=W,m=M\n"+
+		"with %d ≤ W ≤ 64, W·M ≤ 64, M < W; the CRCs also by their catalogue names (crc-32/iscsi).\n", sig.MinWidth, sig.MinWidth)
+	return nil
+}
+
+// hasFlag says whether args set the boolean flag name (-name, --name,
+// -name=true), so that the number of arguments wanted can follow it.
+func hasFlag(args []string, name string) bool {
+	for _, a := range args {
+		if a == "--" {
+			return false
+		}
+		a = strings.TrimPrefix(strings.TrimPrefix(a, "-"), "-")
+		if a == name || a == name+"=true" || a == name+"=1" {
+			return true
+		}
+	}
+	return false
+}
+
+// quantity returns "1 element", "2 elements".
+func quantity(n uint64, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
