@@ -504,9 +504,15 @@ func TestFromGoCTypes(t *testing.T) {
 		opts []GoOption
 		msg  string
 	}{
-		{struct{ X int32 `sig:"double"` }{}, nil, `Go type struct { X int32 "sig:\"double\"" }.X (4 bytes): tag sig:"double" maps it to double, of size 8`},
-		{struct{ X [3]int32 `sig:"nit"` }{}, nil, `tag sig:"nit": column 1: unknown datatype "nit"`},
-		{struct{ X [3]int32 `sig:"contiguous(2, int)"` }{}, nil, "maps it to contiguous(2, int)"},
+		{struct {
+			X int32 `sig:"double"`
+		}{}, nil, `Go type struct { X int32 "sig:\"double\"" }.X (4 bytes): tag sig:"double" maps it to double, of size 8`},
+		{struct {
+			X [3]int32 `sig:"nit"`
+		}{}, nil, `tag sig:"nit": column 1: unknown datatype "nit"`},
+		{struct {
+			X [3]int32 `sig:"contiguous(2, int)"`
+		}{}, nil, "maps it to contiguous(2, int)"},
 		{int32(0), []GoOption{As(reflect.TypeFor[int32](), Double)}, "As maps it to double"},
 		{int32(0), []GoOption{As(reflect.TypeFor[int32](), nil)}, "maps it to no datatype"},
 	} {
