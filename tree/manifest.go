@@ -1,43 +1,110 @@
 package tree
 
 import (
-	"bytes"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
-	"path/filepath"
+	"path"
+	"sort"
+	"strings"
 
 	"github.com/zeebo/xxh3"
 
 	"github.com/sigcheck/sigcheck/csum"
 )
 
-// A manifest is a file's tree (and, optionally, parity) kept beside it, so
-// that the file can be checked later, segment by segment, and repaired.
+// A Manifest is a recovery set kept on disk: for one file or several, each
+// file's Merkle tree (so that it can be checked later, segment by segment)
+// and Reed–Solomon parity shared across all of them (so that damaged,
+// truncated or missing files can be rebuilt), as par2 keeps a set.
 //
-// Layout: a 128-byte header (magic "SIGCHKMF", version, hash, segment
-// size, file size, segment count, parity per stripe, stripe width, root,
-// the file's base name), the 2n-1 node hashes in level order, the parity
-// segments stripe by stripe, and the XXH3-64 of all that as an 8-byte
-// trailer, which catches a corrupt manifest before anything is trusted.
-// Writing and checking stream: memory stays the same whatever the file's
-// size (the tree is computed in the manifest itself, deepest level first).
+// # Layout (version 2)
+//
+//	main block, copy 1 | nodes | main block, copy 2 | parity | leaves | main block, copy 3
+//
+// The main block holds what everything else is read by: the parameters,
+// each file's name, size and root, and an XXH3-64 of every 4 KiB block of
+// the nodes and the leaves and of every parity segment; it has a checksum
+// of its own and is kept three times, far apart (par2 repeats its main
+// packet likewise). The nodes are each file's 2n-1 node hashes in level
+// order, computed in the manifest itself (memory stays the same whatever
+// the file's size); the leaves are a second copy of each file's leaf
+// hashes.
+//
+// # What a manifest survives
+//
+// It is usable as long as one copy of the main block is intact and every
+// leaf hash is intact in one of its two copies (a damaged 4 KiB block of
+// hashes costs only the hashes in it). A damaged parity segment counts as
+// a lost segment of its stripe. So any damage confined to two of the three
+// copies of the main block, plus nodes and leaves not damaged at the same
+// hash, plus at most P parity segments per stripe minus the segments the
+// data lost there, still verifies and repairs; in particular any single
+// damaged byte, or any damaged run shorter than the nodes, does (a test
+// flips every byte of a small manifest in turn). A truncated manifest keeps
+// what comes before the cut.
+//
+// # Parity
+//
+// Segments are numbered across the files in order, each file starting a
+// segment of its own (its last one padded with zeros). Stripe s holds the
+// segments g with g mod Stripes = s: the stripes interleave, so a run of
+// lost segments — a truncated tail, a missing file, a damaged range —
+// spreads over all stripes, and with P parity segments per stripe any run
+// of up to P·Stripes lost segments is rebuilt, about as much as the parity
+// weighs. Scattered damage is rebuilt up to P segments per stripe.
 type Manifest struct {
-	Hash     *Hash
-	Segment  int
-	Size     int64 // bytes of the file
-	Segments int
-	Parity   int // parity segments per stripe, 0 for none
-	Stripe   int // data segments per stripe
-	Root     csum.Value
-	Name     string // the file's base name when the manifest was made (informational)
+	Hash    *Hash
+	Segment int
+	Parity  int // parity segments per stripe, 0 for none
+	Stripes int // stripes of parity (0 without parity)
+	Width   int // data segments in the widest stripe
+	Files   []ManifestFile
+	// Damage is what opening found damaged in the manifest itself.
+	Damage Damage
 
-	f ReaderAt
+	f        ReaderAt
+	segments int64 // across all files
+	mainLen  int64
+	nodesAt  int64 // regions
+	nodesLen int64
+	parityAt int64
+	leavesAt int64
+	total    int64
+	copies   [mainCopies]int64
+	// checksums of the 4 KiB blocks of the nodes and leaves, and of the
+	// parity segments, and which blocks checked when opened.
+	nodeSums, leafSums, paritySums []uint64
+	nodeOK, leafOK                 []bool
 }
 
-// ReaderAt and ReadWriterAt are what manifests and repairs need of files
-// (an *os.File is both).
+// ManifestFile is one file of a manifest.
+type ManifestFile struct {
+	Name     string // slash-separated path, relative to the manifest's directory
+	Size     int64
+	Segments int
+	Root     csum.Value
+
+	first  int64 // the global index of its first segment
+	nodes  int64 // offset of its nodes in the nodes region
+	leaves int64 // offset of its leaves in the leaves region
+}
+
+// Damage says what opening a manifest found damaged in it.
+type Damage struct {
+	MainCopies int // intact copies of the main block, of 3
+	NodeBlocks int // damaged 4 KiB blocks of the nodes
+	LeafBlocks int // damaged 4 KiB blocks of the second copy of the leaves
+	LostLeaves int // leaf hashes damaged in both copies: their segments cannot be checked
+}
+
+// Any reports whether anything was damaged.
+func (d Damage) Any() bool {
+	return d.MainCopies < mainCopies || d.NodeBlocks+d.LeafBlocks+d.LostLeaves > 0
+}
+
+// ReaderAt and ReadWriterAt are what manifests need of files (an *os.File
+// is both).
 type (
 	ReaderAt     = io.ReaderAt
 	ReadWriterAt interface {
@@ -46,26 +113,43 @@ type (
 	}
 )
 
+// Source is a file to put in a manifest.
+type Source struct {
+	Name string // slash-separated relative path, as stored (path.Clean'd, no "..")
+	Data io.ReaderAt
+	Size int64
+}
+
 const (
-	manifestMagic   = "SIGCHKMF"
-	manifestVersion = 1
-	headerSize      = 128
-	trailerSize     = 8
-	maxNameLen      = 31 // bytes of the file name kept
-	maxHashNameLen  = 31
-	// maxManifestSize (1 PiB) bounds the sizes in a header, so that no
+	mainMagic     = "SIGCHKM2"
+	oldMagic      = "SIGCHKMF" // version 1, single file, no copies
+	mainVersion   = 2
+	mainCopies    = 3
+	mainFixed     = 96 // bytes of the main block before the file entries
+	hashBlock     = 4096
+	maxHashName   = 29
+	maxNameLen    = 4096
+	maxFiles      = 1 << 20
+	fileEntryMin  = 2 + 8 + 16
+	parityBudget0 = 256 << 20
+	// maxManifestSize (1 PiB) bounds the sizes in a manifest, so that no
 	// offset computed from them can overflow an int64.
 	maxManifestSize = 1 << 50
 	// MaxManifestSegment bounds a manifest's segment size, and with it the
 	// memory that checking a file takes (a segment or 1 MiB, whichever is
-	// larger). With parity a whole stripe (up to 255 segments) is encoded
-	// at once, so its segments are at most MaxParitySegment.
+	// larger). With parity, whole stripes are read at once, so segments
+	// are at most MaxParitySegment.
 	MaxManifestSegment = 64 << 20
 	MaxParitySegment   = 1 << 20
 )
 
+// parityBudget bounds the parity CreateManifest holds in memory: beyond
+// it, the data is read once more for each further share of the stripes.
+var parityBudget int64 = parityBudget0
+
 // ErrManifest is wrapped by the errors of a manifest that cannot be
-// trusted: not a manifest, another version, corrupted, truncated.
+// trusted: not a manifest, another version, every copy of its main block
+// damaged.
 var ErrManifest = errors.New("tree: bad manifest")
 
 // WithParity sets, for manifests, the number of parity segments per stripe
@@ -73,61 +157,127 @@ var ErrManifest = errors.New("tree: bad manifest")
 func WithParity(p int) Option { return func(c *config) { c.parity = p } }
 
 // Progress sets a function called with the number of bytes of data done,
-// as a manifest is written or checked.
+// as a manifest is written or a file checked.
 func Progress(fn func(done int64)) Option { return func(c *config) { c.progress = fn } }
 
-func (m *Manifest) hashSize() int { return m.Hash.Size() }
-
-func (m *Manifest) nodesOffset() int64 { return headerSize }
-
-func (m *Manifest) parityOffset() int64 {
-	return headerSize + int64(2*m.Segments-1)*int64(m.hashSize())
-}
-
-func (m *Manifest) stripes() int {
-	if m.Parity == 0 {
-		return 0
+// Size returns the bytes of all the files.
+func (m *Manifest) Size() int64 {
+	var n int64
+	for _, f := range m.Files {
+		n += f.Size
 	}
-	return (m.Segments + m.Stripe - 1) / m.Stripe
+	return n
 }
 
-func (m *Manifest) trailerOffset() int64 {
-	return m.parityOffset() + int64(m.stripes())*int64(m.Parity)*int64(m.Segment)
-}
+// Bytes returns the manifest's own size.
+func (m *Manifest) Bytes() int64 { return m.total }
 
-// SegmentRange returns the byte offset and length of segment j in the file.
-func (m *Manifest) SegmentRange(j int) (off, n int64) {
+// Segments returns the segments of all the files.
+func (m *Manifest) Segments() int64 { return m.segments }
+
+// SegmentRange returns the byte offset and length of segment j of file i.
+func (m *Manifest) SegmentRange(i, j int) (off, n int64) {
 	off = int64(j) * int64(m.Segment)
-	return off, min(int64(m.Segment), m.Size-off)
+	return off, max(0, min(int64(m.Segment), m.Files[i].Size-off))
 }
 
-func (m *Manifest) header() []byte {
-	h := make([]byte, headerSize)
-	copy(h, manifestMagic)
-	h[8] = manifestVersion
-	h[9] = byte(m.hashSize())
-	h[10] = byte(len(m.Hash.Name()))
-	copy(h[11:42], m.Hash.Name())
-	binary.LittleEndian.PutUint64(h[48:], uint64(m.Segment))
-	binary.LittleEndian.PutUint64(h[56:], uint64(m.Size))
-	binary.LittleEndian.PutUint64(h[64:], uint64(m.Segments))
-	binary.LittleEndian.PutUint16(h[72:], uint16(m.Parity))
-	binary.LittleEndian.PutUint16(h[74:], uint16(m.Stripe))
-	binary.LittleEndian.PutUint64(h[80:], m.Root.Lo)
-	binary.LittleEndian.PutUint64(h[88:], m.Root.Hi)
-	name := m.Name
-	if len(name) > maxNameLen {
-		name = name[:maxNameLen]
+// Global returns the index of segment j of file i among all the files'.
+func (m *Manifest) Global(i, j int) int64 { return m.Files[i].first + int64(j) }
+
+// locate returns the file and segment of global segment g.
+func (m *Manifest) locate(g int64) (i, j int) {
+	i = sort.Search(len(m.Files), func(k int) bool { return m.Files[k].first > g }) - 1
+	return i, int(g - m.Files[i].first)
+}
+
+// Stripe returns the stripe of global segment g and its place in it.
+func (m *Manifest) stripe(g int64) (s, i int) {
+	return int(g % int64(m.Stripes)), int(g / int64(m.Stripes))
+}
+
+// stripeWidth returns the data segments of stripe s.
+func (m *Manifest) stripeWidth(s int) int {
+	return int((m.segments - int64(s) + int64(m.Stripes) - 1) / int64(m.Stripes))
+}
+
+// checkName says whether a stored name is a clean relative path that
+// stays inside the manifest's directory.
+func checkName(name string) error {
+	switch {
+	case name == "" || len(name) > maxNameLen:
+		return fmt.Errorf("file name of %d bytes", len(name))
+	case path.IsAbs(name) || path.Clean(name) != name || name == ".." || strings.HasPrefix(name, "../") || strings.ContainsAny(name, "\\\x00"):
+		return fmt.Errorf("file name %q is not a clean relative path", name)
 	}
-	h[96] = byte(len(name))
-	copy(h[97:], name)
-	return h
+	return nil
 }
 
-// CreateManifest writes to out the manifest of size bytes of data read from
-// r, naming the file name; out must allow reading back what was written
-// (an *os.File). Options: Segment, UseHash, WithParity, Progress.
-func CreateManifest(out ReadWriterAt, r io.Reader, size int64, name string, opts ...Option) (*Manifest, error) {
+func blocks(n int64) int64 { return (n + hashBlock - 1) / hashBlock }
+
+// plan lays the manifest out from its files and parameters, bounding every
+// size so that no offset overflows.
+func (m *Manifest) plan() error {
+	hs := int64(m.Hash.Size())
+	var segs, nodes, leaves, size int64
+	for i := range m.Files {
+		f := &m.Files[i]
+		if f.Size < 0 || f.Size > maxManifestSize {
+			return fmt.Errorf("file %q of %d bytes: more than a manifest describes", f.Name, f.Size)
+		}
+		size += f.Size
+		if size > maxManifestSize {
+			return fmt.Errorf("%d bytes in all: more than a manifest describes (%d)", size, int64(maxManifestSize))
+		}
+		f.Segments = int(max(1, (f.Size+int64(m.Segment)-1)/int64(m.Segment)))
+		f.first, f.nodes, f.leaves = segs, nodes, leaves
+		segs += int64(f.Segments)
+		nodes += int64(2*f.Segments-1) * hs
+		leaves += int64(f.Segments) * hs
+	}
+	m.segments = segs
+	m.Stripes, m.Width = 0, 0
+	if m.Parity != 0 {
+		if m.Parity < 1 || m.Parity > MaxParity {
+			return fmt.Errorf("%d parity segments per stripe: want 1 to %d", m.Parity, MaxParity)
+		}
+		if m.Segment > MaxParitySegment {
+			return fmt.Errorf("%w %d: segments are at most %d bytes with parity", ErrSegment, m.Segment, MaxParitySegment)
+		}
+		w := int64(256 - m.Parity)
+		m.Stripes = int((segs + w - 1) / w)
+		m.Width = int((segs + int64(m.Stripes) - 1) / int64(m.Stripes))
+	}
+	entries := int64(0)
+	for _, f := range m.Files {
+		entries += fileEntryMin + int64(len(f.Name))
+	}
+	sums := blocks(nodes) + blocks(leaves) + int64(m.Stripes)*int64(m.Parity)
+	m.mainLen = mainFixed + entries + 8*sums + 8
+	m.nodesAt, m.nodesLen = m.mainLen, nodes
+	m.copies[0] = 0
+	m.copies[1] = m.nodesAt + nodes
+	m.parityAt = m.copies[1] + m.mainLen
+	m.leavesAt = m.parityAt + int64(m.Stripes)*int64(m.Parity)*int64(m.Segment)
+	m.copies[2] = m.leavesAt + leaves
+	m.total = m.copies[2] + m.mainLen
+	return nil
+}
+
+// leafAt returns where the first copy of leaf j of file i is, in the
+// nodes region, and the second, in the leaves region (both relative).
+func (m *Manifest) leafAt(i, j int) (a, b int64) {
+	f := &m.Files[i]
+	hs := int64(m.Hash.Size())
+	return f.nodes + int64(j+f.Segments-1)*hs, f.leaves + int64(j)*hs
+}
+
+// CreateManifest writes to out the manifest of the files: their trees and,
+// WithParity, parity shared across them. out must allow reading back what
+// was written (an *os.File). Names must be clean relative paths, distinct.
+// Options: Segment, UseHash, WithParity, Progress (bytes of data hashed).
+// The data is read once (and once more per 256 MiB of parity beyond the
+// first), through ReadAt, so that nothing but the parity grows with it.
+func CreateManifest(out ReadWriterAt, files []Source, opts ...Option) (*Manifest, error) {
 	c := config{seg: DefaultSegment, hash: DefaultHash}
 	for _, o := range opts {
 		o(&c)
@@ -135,162 +285,244 @@ func CreateManifest(out ReadWriterAt, r io.Reader, size int64, name string, opts
 	if c.err != nil {
 		return nil, c.err
 	}
-	h, n, err := shape(size, c.seg, c.hash)
+	if len(files) == 0 || len(files) > maxFiles {
+		return nil, fmt.Errorf("tree: a manifest of %d files: want 1 to %d", len(files), maxFiles)
+	}
+	h, _, err := shape(0, c.seg, c.hash)
 	if err != nil {
 		return nil, err
 	}
-	if size > maxManifestSize {
-		return nil, fmt.Errorf("tree: %d bytes, more than a manifest describes (%d)", size, int64(maxManifestSize))
+	if c.seg > MaxManifestSegment {
+		return nil, fmt.Errorf("%w %d: a manifest's segments are at most %d bytes", ErrSegment, c.seg, MaxManifestSegment)
 	}
-	if c.seg > MaxManifestSegment || c.parity != 0 && c.seg > MaxParitySegment {
-		return nil, fmt.Errorf("%w %d: a manifest's segments are at most %d bytes, %d with parity", ErrSegment, c.seg, MaxManifestSegment, MaxParitySegment)
+	if len(h.Name()) > maxHashName {
+		return nil, fmt.Errorf("tree: hash name %q too long for a manifest", h.Name())
 	}
-	m := &Manifest{Hash: h, Segment: c.seg, Size: size, Segments: n, Name: filepath.Base(name), f: out}
-	if c.parity != 0 {
-		layout, err := newParityLayout(size, c.seg, c.parity)
-		if err != nil {
-			return nil, err
+	m := &Manifest{Hash: h, Segment: c.seg, Parity: c.parity, f: out}
+	seen := map[string]bool{}
+	for _, s := range files {
+		if err := checkName(s.Name); err != nil {
+			return nil, fmt.Errorf("tree: %v", err)
 		}
-		m.Parity, m.Stripe = layout.P, layout.Stripe
+		if seen[s.Name] {
+			return nil, fmt.Errorf("tree: file %q twice in a manifest", s.Name)
+		}
+		seen[s.Name] = true
+		m.Files = append(m.Files, ManifestFile{Name: s.Name, Size: s.Size})
 	}
-	if len(m.Hash.Name()) > maxHashNameLen {
-		return nil, fmt.Errorf("tree: hash name %q too long for a manifest", m.Hash.Name())
+	if err := m.plan(); err != nil {
+		return nil, fmt.Errorf("tree: %v", err)
 	}
-	if _, err := out.WriteAt(m.header(), 0); err != nil {
+	w := &writer{m: m, out: out, src: files}
+	if err := w.write(c.progress); err != nil {
 		return nil, err
 	}
-	if err := m.writeLeaves(out, r, c.progress); err != nil {
-		return nil, err
-	}
-	if err := m.writeInner(out); err != nil {
-		return nil, err
-	}
-	root := make([]byte, m.hashSize())
-	if _, err := out.ReadAt(root, m.nodesOffset()); err != nil {
-		return nil, err
-	}
-	m.Root = decodeHash(root)
-	if _, err := out.WriteAt(m.header(), 0); err != nil {
-		return nil, err
-	}
-	sum, err := m.checksum(out)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := out.WriteAt(binary.LittleEndian.AppendUint64(nil, sum), m.trailerOffset()); err != nil {
-		return nil, err
-	}
+	m.nodeOK = trues(len(m.nodeSums))
+	m.leafOK = trues(len(m.leafSums))
+	m.Damage = Damage{MainCopies: mainCopies}
 	return m, nil
 }
 
-func decodeHash(b []byte) csum.Value {
-	v := csum.Value{Lo: binary.LittleEndian.Uint64(b)}
-	if len(b) == 16 {
-		v.Hi = binary.LittleEndian.Uint64(b[8:])
+func trues(n int) []bool {
+	b := make([]bool, n)
+	for i := range b {
+		b[i] = true
 	}
-	return v
+	return b
 }
 
-// chunkSegments returns how many segments to read at a time: a stripe when
-// there is parity (it is encoded whole), else about 1 MiB.
-func (m *Manifest) chunkSegments() int {
+// writer writes a manifest.
+type writer struct {
+	m   *Manifest
+	out ReadWriterAt
+	src []Source
+}
+
+func (w *writer) write(progress func(int64)) error {
+	m := w.m
+	per := int64(1)
 	if m.Parity > 0 {
-		return m.Stripe
+		per = max(1, parityBudget/(int64(m.Parity)*int64(m.Segment)))
 	}
-	return max(1, (1<<20)/m.Segment)
-}
-
-// writeLeaves reads the data once, hashing each segment into its leaf
-// (the leaves are the last n nodes, in segment order, so they are written
-// in order) and encoding each stripe's parity.
-func (m *Manifest) writeLeaves(out io.WriterAt, r io.Reader, progress func(int64)) error {
-	return m.scan(r, m.chunkSegments(), progress, func(first int, data, leaves []byte) error {
-		if _, err := out.WriteAt(leaves, m.leafOffset(first)); err != nil {
+	// The first pass hashes every segment and accumulates the parity of
+	// the first share of the stripes; further passes read only the
+	// segments of their share.
+	for s0 := int64(0); s0 < max(1, int64(m.Stripes)); s0 += per {
+		s1 := min(s0+per, int64(m.Stripes))
+		var parity [][]byte
+		if m.Parity > 0 {
+			parity = make([][]byte, (s1-s0)*int64(m.Parity))
+			for k := range parity {
+				parity[k] = make([]byte, m.Segment)
+			}
+		}
+		if err := w.pass(s0, s1, s0 == 0, parity, progress); err != nil {
 			return err
 		}
-		if m.Parity == 0 {
-			return nil
-		}
-		// A chunk is one stripe: encode it alone, as a buffer of its own.
-		local := &Parity{P: m.Parity, Stripe: m.Stripe, Segment: m.Segment, Size: int64(len(data))}
-		shards, err := local.encodeStripe(local.stripeData(data, 0))
-		if err != nil {
-			return err
-		}
-		s := first / m.Stripe
-		for k, sh := range shards {
-			if _, err := out.WriteAt(sh, m.parityOffset()+int64(s*m.Parity+k)*int64(m.Segment)); err != nil {
+		for k, p := range parity {
+			if _, err := w.out.WriteAt(p, m.parityAt+(s0*int64(m.Parity)+int64(k))*int64(m.Segment)); err != nil {
 				return err
 			}
+			m.paritySums = append(m.paritySums, xxh3.Hash(p))
 		}
-		return nil
-	})
-}
-
-// leafOffset returns where in the manifest the leaf of segment j is.
-func (m *Manifest) leafOffset(j int) int64 {
-	return m.nodesOffset() + int64(j+m.Segments-1)*int64(m.hashSize())
-}
-
-// scan reads the data per segments at a time and calls fn with each
-// chunk's first segment, its bytes and its segments' leaf hashes in their
-// wire form; it reports the bytes done to progress, and makes sure the
-// data ends where the manifest says (ErrSize otherwise).
-func (m *Manifest) scan(r io.Reader, per int, progress func(int64), fn func(first int, data, leaves []byte) error) error {
-	hs := m.hashSize()
-	buf := make([]byte, min(int64(per)*int64(m.Segment), m.Size))
-	leaves := make([]byte, 0, per*hs)
-	word := make([]uint64, m.Hash.words)
-	for first := 0; first < m.Segments; first += per {
-		count := min(per, m.Segments-first)
-		off, _ := m.SegmentRange(first)
-		n := min(int64(count)*int64(m.Segment), m.Size-off)
-		if _, err := io.ReadFull(r, buf[:n]); err != nil {
-			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-				return fmt.Errorf("%w: the data ends before byte %d of %d (truncated)", ErrSize, off+n, m.Size)
-			}
-			return fmt.Errorf("tree: reading the data at byte %d: %w", off, err)
-		}
-		leaves = leaves[:0]
-		for k := range count {
-			so, sn := m.SegmentRange(first + k)
-			m.Hash.leaf(buf[so-off:so-off+max(sn, 0)], uint64(first+k+m.Segments-1), word)
-			leaves = appendHash(leaves, get(word), hs)
-		}
-		if err := fn(first, buf[:n], leaves); err != nil {
+	}
+	for i := range m.Files {
+		f := &m.Files[i]
+		if err := writeInner(w.out, m.nodesAt+f.nodes, f.Segments, m.Hash); err != nil {
 			return err
 		}
-		if progress != nil {
-			progress(off + n)
+		root := make([]byte, m.Hash.Size())
+		if _, err := w.out.ReadAt(root, m.nodesAt+f.nodes); err != nil {
+			return err
+		}
+		f.Root = decodeHash(root)
+	}
+	var err error
+	if m.nodeSums, err = blockSums(w.out, m.nodesAt, m.nodesLen); err != nil {
+		return err
+	}
+	if m.leafSums, err = blockSums(w.out, m.leavesAt, m.copies[2]-m.leavesAt); err != nil {
+		return err
+	}
+	main := m.encodeMain()
+	for _, at := range m.copies {
+		if _, err := w.out.WriteAt(main, at); err != nil {
+			return err
 		}
 	}
-	var one [1]byte
-	if k, _ := r.Read(one[:]); k > 0 {
-		return fmt.Errorf("%w: the data is longer than %d bytes (extended)", ErrSize, m.Size)
+	return nil
+}
+
+// blockSums returns the XXH3-64 of each 4 KiB block of n bytes at off.
+func blockSums(r ReaderAt, off, n int64) ([]uint64, error) {
+	sums := make([]uint64, 0, blocks(n))
+	buf := make([]byte, 256*hashBlock)
+	for at := int64(0); at < n; at += int64(len(buf)) {
+		b := buf[:min(int64(len(buf)), n-at)]
+		if _, err := r.ReadAt(b, off+at); err != nil {
+			return nil, err
+		}
+		for k := 0; k < len(b); k += hashBlock {
+			sums = append(sums, xxh3.Hash(b[k:min(k+hashBlock, len(b))]))
+		}
+	}
+	return sums, nil
+}
+
+// readChunk is about how many bytes a pass reads at a time.
+const readChunk = 1 << 20
+
+// pass reads the segments of stripes [s0, s1) — every segment when
+// hashing — adding them into parity (P per stripe of the share), and
+// writes their leaves when hashing.
+func (w *writer) pass(s0, s1 int64, hashing bool, parity [][]byte, progress func(int64)) error {
+	m := w.m
+	seg := int64(m.Segment)
+	S := int64(m.Stripes)
+	pad := make([]byte, seg)
+	word := make([]uint64, m.Hash.words)
+	var leaves []byte
+	var done int64
+	for i := range m.Files {
+		f := &m.Files[i]
+		per := max(1, readChunk/seg)
+		buf := make([]byte, min(per*seg, max(f.Size, 0)))
+		for j0 := int64(0); j0 < int64(f.Segments); {
+			j1 := min(j0+per, int64(f.Segments))
+			if !hashing {
+				// Skip to the next segment of the share, and read up to
+				// the last one before the share ends in its row.
+				g := f.first + j0
+				s := g % S
+				if s < s0 {
+					g += s0 - s
+				} else if s >= s1 {
+					g += S - s + s0
+				}
+				if g-f.first >= int64(f.Segments) {
+					break
+				}
+				j0 = g - f.first
+				j1 = min(j0+(s1-g%S), int64(f.Segments), j0+per)
+			}
+			off := j0 * seg
+			n := min(j1*seg, f.Size) - off
+			data := buf[:max(n, 0)]
+			if k, err := w.src[i].Data.ReadAt(data, off); k < len(data) {
+				if err == nil || err == io.EOF {
+					return fmt.Errorf("%w: %s ends at byte %d, not %d (did it change?)", ErrSize, f.Name, off+int64(k), f.Size)
+				}
+				return fmt.Errorf("tree: reading %s at byte %d: %w", f.Name, off, err)
+			}
+			leaves = leaves[:0]
+			for j := j0; j < j1; j++ {
+				so := (j - j0) * seg
+				d := data[so:min(so+seg, int64(len(data)))]
+				if hashing {
+					m.Hash.leaf(d, uint64(j+int64(f.Segments)-1), word)
+					leaves = appendHash(leaves, get(word), m.Hash.Size())
+				}
+				if parity == nil {
+					continue
+				}
+				g := f.first + j
+				if s := g % S; s >= s0 && s < s1 {
+					if int64(len(d)) < seg {
+						clear(pad)
+						copy(pad, d)
+						d = pad
+					}
+					p := (s - s0) * int64(m.Parity)
+					addParity(parity[p:p+int64(m.Parity)], int(g/S), d)
+				}
+			}
+			if hashing {
+				a, b := m.leafAt(i, int(j0))
+				if _, err := w.out.WriteAt(leaves, m.nodesAt+a); err != nil {
+					return err
+				}
+				if _, err := w.out.WriteAt(leaves, m.leavesAt+b); err != nil {
+					return err
+				}
+				done += int64(len(data))
+				if progress != nil {
+					progress(done)
+				}
+			}
+			j0 = j1
+		}
 	}
 	return nil
+}
+
+func decodeHash(b []byte) csum.Value {
+	v := csum.Value{Lo: le64(b)}
+	if len(b) == 16 {
+		v.Hi = le64(b[8:])
+	}
+	return v
 }
 
 // innerBlock is how many inner nodes writeInner computes per read-back.
 const innerBlock = 1 << 15
 
-// writeInner computes the inner nodes in the manifest itself, from the
-// last inner node back to the root, a block of parents [lo, hi] at a time.
-// Their children [2lo+1, 2hi+2] are either in the block (near the root;
-// children come after parents, so they are computed first) or past it and
-// already written, in which case they are read back: the memory is a few
-// blocks whatever the number of segments.
-func (m *Manifest) writeInner(f ReadWriterAt) error {
-	hs := int64(m.hashSize())
-	w := m.Hash.words
-	parents := make([]uint64, innerBlock*w)
-	children := make([]uint64, 2*innerBlock*w)
-	raw := make([]byte, 2*innerBlock*hs)
-	for hi := m.Segments - 2; hi >= 0; {
+// writeInner computes the inner nodes of a tree of n leaves whose nodes
+// are at base in f, from the last inner node back to the root, a block of
+// parents [lo, hi] at a time. Their children [2lo+1, 2hi+2] are either in
+// the block (near the root; children come after parents, so they are
+// computed first) or past it and already written, in which case they are
+// read back: the memory is a few blocks whatever the number of segments.
+func writeInner(f ReadWriterAt, base int64, n int, h *Hash) error {
+	hs := int64(h.Size())
+	w := h.words
+	parents := make([]uint64, min(innerBlock, n)*w)
+	children := make([]uint64, 2*min(innerBlock, n)*w)
+	raw := make([]byte, 2*int64(min(innerBlock, n))*hs)
+	for hi := n - 2; hi >= 0; {
 		lo := max(0, hi-innerBlock+1)
 		first, last := max(2*lo+1, hi+1), 2*hi+2 // children to read back
 		b := raw[:int64(last-first+1)*hs]
-		if _, err := f.ReadAt(b, m.nodesOffset()+int64(first)*hs); err != nil {
+		if _, err := f.ReadAt(b, base+int64(first)*hs); err != nil {
 			return err
 		}
 		for i := range last - first + 1 {
@@ -303,216 +535,16 @@ func (m *Manifest) writeInner(f ReadWriterAt) error {
 			return children[(i-first)*w : (i-first+1)*w]
 		}
 		for i := hi; i >= lo; i-- {
-			m.Hash.inner(at(2*i+1), at(2*i+2), uint64(i), at(i))
+			h.inner(at(2*i+1), at(2*i+2), uint64(i), at(i))
 		}
 		out := raw[:0]
 		for i := lo; i <= hi; i++ {
 			out = appendHash(out, get(at(i)), int(hs))
 		}
-		if _, err := f.WriteAt(out, m.nodesOffset()+int64(lo)*hs); err != nil {
+		if _, err := f.WriteAt(out, base+int64(lo)*hs); err != nil {
 			return err
 		}
 		hi = lo - 1
-	}
-	return nil
-}
-
-// checksum returns the XXH3-64 of the manifest before its trailer.
-func (m *Manifest) checksum(f ReaderAt) (uint64, error) {
-	h := xxh3.New()
-	_, err := io.Copy(h, io.NewSectionReader(f, 0, m.trailerOffset()))
-	return h.Sum64(), err
-}
-
-// OpenManifest reads and checks the manifest in f (fileSize bytes long):
-// its header, that its length is what the header implies, and its trailer
-// checksum — all before any of its hashes is trusted.
-func OpenManifest(f ReaderAt, fileSize int64) (*Manifest, error) {
-	bad := func(format string, args ...any) (*Manifest, error) {
-		return nil, fmt.Errorf("%w: %s", ErrManifest, fmt.Sprintf(format, args...))
-	}
-	h := make([]byte, headerSize)
-	if fileSize < headerSize+trailerSize {
-		return bad("%d bytes, shorter than a header", fileSize)
-	}
-	if _, err := f.ReadAt(h, 0); err != nil {
-		return nil, err
-	}
-	if string(h[:8]) != manifestMagic {
-		return bad("not a sigcheck manifest")
-	}
-	if h[8] != manifestVersion {
-		return bad("version %d (this sigcheck reads %d)", h[8], manifestVersion)
-	}
-	if h[10] > maxHashNameLen {
-		return bad("hash name of %d bytes", h[10])
-	}
-	hash, err := LookupHash(string(h[11 : 11+h[10]]))
-	if err != nil || int(h[9]) != hash.Size() {
-		return bad("hash %q of %d bytes", h[11:11+h[10]], h[9])
-	}
-	m := &Manifest{
-		Hash:    hash,
-		Segment: int(binary.LittleEndian.Uint64(h[48:])),
-		Size:    int64(binary.LittleEndian.Uint64(h[56:])),
-		Parity:  int(binary.LittleEndian.Uint16(h[72:])),
-		Stripe:  int(binary.LittleEndian.Uint16(h[74:])),
-		Root:    csum.Value{Lo: binary.LittleEndian.Uint64(h[80:]), Hi: binary.LittleEndian.Uint64(h[88:])},
-		f:       f,
-	}
-	n := binary.LittleEndian.Uint64(h[64:])
-	if h[96] > maxNameLen {
-		return bad("file name of %d bytes", h[96])
-	}
-	m.Name = string(h[97 : 97+h[96]])
-	if seg, size := binary.LittleEndian.Uint64(h[48:]), binary.LittleEndian.Uint64(h[56:]); seg == 0 || seg > MaxManifestSegment || size > maxManifestSize {
-		return bad("segment size %d, file size %d", binary.LittleEndian.Uint64(h[48:]), binary.LittleEndian.Uint64(h[56:]))
-	}
-	if want := uint64(max(1, (m.Size+int64(m.Segment)-1)/int64(m.Segment))); n != want {
-		return bad("%d segments, %d bytes in %d-byte segments make %d", n, m.Size, m.Segment, want)
-	}
-	m.Segments = int(n)
-	if m.Parity != 0 {
-		layout, err := newParityLayout(m.Size, m.Segment, m.Parity)
-		if err != nil || layout.Stripe != m.Stripe || m.Segment > MaxParitySegment {
-			return bad("parity %d in stripes of %d", m.Parity, m.Stripe)
-		}
-	} else if m.Stripe != 0 {
-		return bad("stripes of %d without parity", m.Stripe)
-	}
-	if want := m.trailerOffset() + trailerSize; fileSize != want {
-		return bad("%d bytes, its header implies %d (truncated or extended)", fileSize, want)
-	}
-	sum, err := m.checksum(f)
-	if err != nil {
-		return nil, err
-	}
-	t := make([]byte, trailerSize)
-	if _, err := f.ReadAt(t, m.trailerOffset()); err != nil {
-		return nil, err
-	}
-	if binary.LittleEndian.Uint64(t) != sum {
-		return bad("checksum mismatch: the manifest is corrupted")
-	}
-	root := make([]byte, m.hashSize())
-	if _, err := f.ReadAt(root, m.nodesOffset()); err != nil {
-		return nil, err
-	}
-	if decodeHash(root) != m.Root {
-		return bad("the root in the header is not the tree's")
-	}
-	return m, nil
-}
-
-// Leaf returns the manifest's hash of segment j.
-func (m *Manifest) Leaf(j int) (csum.Value, error) {
-	b := make([]byte, m.hashSize())
-	_, err := m.f.ReadAt(b, m.leafOffset(j))
-	return decodeHash(b), err
-}
-
-// ErrSize is returned (wrapped) when data is not as long as its manifest
-// says (or, for CreateManifest, as the size it was given).
-var ErrSize = errors.New("tree: file size differs from the manifest's")
-
-// Verify reads dataSize bytes from r and returns the segments whose hashes
-// differ from the manifest's. A file of another size is an error (wrapping
-// ErrSize) that says whether it was truncated or extended; no segment is
-// compared then, and no "all is well" can come out of it.
-func (m *Manifest) Verify(r io.Reader, dataSize int64, opts ...Option) ([]int, error) {
-	var c config
-	for _, o := range opts {
-		o(&c)
-	}
-	if dataSize != m.Size {
-		how := "truncated"
-		if dataSize > m.Size {
-			how = "extended"
-		}
-		return nil, fmt.Errorf("%w: %d bytes, the manifest says %d (%s)", ErrSize, dataSize, m.Size, how)
-	}
-	hs := m.hashSize()
-	per := max(1, (1<<20)/m.Segment)
-	want := make([]byte, per*hs)
-	var bad []int
-	err := m.scan(r, per, c.progress, func(first int, _, leaves []byte) error {
-		if _, err := m.f.ReadAt(want[:len(leaves)], m.leafOffset(first)); err != nil {
-			return err
-		}
-		for k := range len(leaves) / hs {
-			if !bytes.Equal(leaves[k*hs:(k+1)*hs], want[k*hs:(k+1)*hs]) {
-				bad = append(bad, first+k)
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return bad, nil
-}
-
-// Repair rebuilds the faulty segments of the file from the manifest's
-// parity, checks each against the manifest's hashes and writes it back.
-// Nothing is written unless every rebuilt segment checks.
-func (m *Manifest) Repair(file ReadWriterAt, faulty []int) error {
-	if m.Parity == 0 {
-		return fmt.Errorf("%w: the manifest has no parity", ErrTooManyFaults)
-	}
-	par := &Parity{P: m.Parity, Stripe: m.Stripe, Segment: m.Segment, Size: m.Size}
-	byStripe := map[int][]int{}
-	for _, j := range faulty {
-		if j < 0 || j >= m.Segments {
-			return fmt.Errorf("%w: segment %d of %d", ErrIndex, j, m.Segments)
-		}
-		byStripe[j/m.Stripe] = append(byStripe[j/m.Stripe], j)
-	}
-	type fix struct {
-		off     int64
-		content []byte
-	}
-	var fixes []fix
-	word := make([]uint64, m.Hash.words)
-	for s, segs := range byStripe {
-		if len(segs) > m.Parity {
-			return fmt.Errorf("%w: %d in stripe %d, parity rebuilds %d", ErrTooManyFaults, len(segs), s, m.Parity)
-		}
-		first, count := par.stripeSegments(s)
-		off, _ := m.SegmentRange(first)
-		n := min(int64(count)*int64(m.Segment), m.Size-off)
-		buf := make([]byte, n)
-		if _, err := file.ReadAt(buf, off); err != nil {
-			return fmt.Errorf("tree: reading stripe %d: %w", s, err)
-		}
-		local := &Parity{P: m.Parity, Stripe: m.Stripe, Segment: m.Segment, Size: n}
-		shards := append(local.stripeData(buf, 0), make([][]byte, m.Parity)...)
-		for k := range m.Parity {
-			shards[count+k] = make([]byte, m.Segment)
-			if _, err := m.f.ReadAt(shards[count+k], m.parityOffset()+int64(s*m.Parity+k)*int64(m.Segment)); err != nil {
-				return err
-			}
-		}
-		if err := rebuild(shards, count, segs, first, s); err != nil {
-			return err
-		}
-		for _, j := range segs {
-			so, sn := m.SegmentRange(j)
-			content := shards[j-first][:sn]
-			m.Hash.leaf(content, uint64(j+m.Segments-1), word)
-			want, err := m.Leaf(j)
-			if err != nil {
-				return err
-			}
-			if get(word) != want {
-				return fmt.Errorf("%w: segment %d", ErrRepairCheck, j)
-			}
-			fixes = append(fixes, fix{so, content})
-		}
-	}
-	for _, f := range fixes {
-		if _, err := file.WriteAt(f.content, f.off); err != nil {
-			return err
-		}
 	}
 	return nil
 }

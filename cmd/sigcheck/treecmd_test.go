@@ -1,10 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -70,93 +72,113 @@ func flip(t *testing.T, path string, offsets ...int64) {
 	}
 }
 
-func TestManifestVerifyRepairCommands(t *testing.T) {
-	dir := t.TempDir()
-	data := make([]byte, 300_000)
-	r := rand.New(rand.NewPCG(3, 4))
+func randomFile(t *testing.T, path string, n int, seed uint64) []byte {
+	t.Helper()
+	data := make([]byte, n)
+	r := rand.New(rand.NewPCG(seed, 4))
 	for i := range data {
 		data[i] = byte(r.Uint32())
 	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+func same(t *testing.T, path string, want []byte) {
+	t.Helper()
+	if got, err := os.ReadFile(path); err != nil || !bytes.Equal(got, want) {
+		t.Errorf("%s is not the original (%d bytes, %v)", path, len(got), err)
+	}
+}
+
+func TestManifestVerifyRepairCommands(t *testing.T) {
+	dir := t.TempDir()
 	path := filepath.Join(dir, "data.bin")
-	os.WriteFile(path, data, 0o644)
+	data := randomFile(t, path, 300_000, 3)
 
 	o, e, code := sigcheck(t, "manifest", "-seg", "1000", "-parity", "2", path)
-	if code != 0 || !strings.Contains(o, "300 segments of 1000") || !strings.Contains(o, "wrote "+path+".sigcheck") {
+	if code != 0 || !strings.Contains(o, "300 segments of 1000") || !strings.Contains(o, "wrote "+path+".sigcheck") ||
+		!strings.Contains(o, "2 stripes of up to 150 segments: rebuilds up to 4 lost segments in a run") {
 		t.Fatalf("manifest: exit %d %q %q", code, o, e)
+	}
+	if fi, err := os.Stat(path + ".sigcheck"); err != nil || fi.Mode().Perm() != 0o644 {
+		t.Errorf("manifest mode %v (%v)", fi.Mode(), err)
 	}
 	if o, _, code := sigcheck(t, "verify", path); code != 0 || !strings.Contains(o, "OK, all 300 segments") {
 		t.Errorf("clean verify: exit %d %q", code, o)
 	}
-	// Segments 5, 6 (one run) and 280 (in the second stripe, of 254).
-	flip(t, path, 5000, 6999, 280_500)
+	// Segments 5, 6 (one run) and 281 (stripes of every other segment).
+	flip(t, path, 5000, 6999, 281_500)
 	o, _, code = sigcheck(t, "verify", path, path+".sigcheck")
-	want := "3 of 300 segments corrupted:\n  bytes 5000-6999 (2000 bytes, segments 5-6)\n  bytes 280000-280999 (1000 bytes, segment 280)\n"
-	if code != exitNegative || !strings.HasSuffix(o, want) {
+	want := "data.bin: 3 of 300 segments corrupted:\n  bytes 5000-6999 (2000 bytes, segments 5-6)\n  bytes 281000-281999 (1000 bytes, segment 281)\n"
+	if code != exitNegative || !strings.Contains(o, want) || !strings.Contains(o, "repairable: the parity rebuilds the 3 lost segments") {
 		t.Errorf("verify: exit %d\n%s", code, o)
 	}
 	o, _, code = sigcheck(t, "verify", "-json", path)
-	var v verdict
-	if err := json.Unmarshal([]byte(o), &v); err != nil || code != exitNegative || v.OK || len(v.Corrupted) != 2 || v.Corrupted[1].Off != 280_000 {
+	var v struct {
+		OK         bool `json:"ok"`
+		Repairable bool `json:"repairable"`
+		Files      []struct {
+			Corrupted []struct {
+				First  int   `json:"first_segment"`
+				Offset int64 `json:"offset"`
+			} `json:"corrupted"`
+		} `json:"files"`
+	}
+	if err := json.Unmarshal([]byte(o), &v); err != nil || code != exitNegative || v.OK || !v.Repairable || len(v.Files) != 1 ||
+		len(v.Files[0].Corrupted) != 2 || v.Files[0].Corrupted[1].Offset != 281_000 || strings.Contains(o, `"OK"`) || strings.Contains(o, `"Off"`) {
 		t.Errorf("verify -json: exit %d %q", code, o)
 	}
 	o, _, code = sigcheck(t, "repair", path)
 	if code != 0 || !strings.Contains(o, "repaired 3 segments") {
 		t.Errorf("repair: exit %d %q", code, o)
 	}
-	if got, _ := os.ReadFile(path); string(got) != string(data) {
-		t.Fatal("the repaired file is not the original")
-	}
+	same(t, path, data)
 	// Three corrupted segments in one stripe, parity 2: refused, unchanged.
-	flip(t, path, 10, 1010, 2010)
+	flip(t, path, 10, 2010, 4010)
 	before, _ := os.ReadFile(path)
 	o, _, code = sigcheck(t, "repair", path)
-	if code != exitNegative || !strings.Contains(o, "cannot repair, the file is unchanged") {
+	if code != exitNegative || !strings.Contains(o, "cannot repair, nothing was changed") || !strings.Contains(o, "stripe 0 lost 3") {
 		t.Errorf("too many faults: exit %d %q", code, o)
 	}
-	if after, _ := os.ReadFile(path); string(after) != string(before) {
-		t.Error("a refused repair changed the file")
-	}
+	same(t, path, before)
+	os.WriteFile(path, data, 0o644)
 
-	// Truncated and extended files: never OK.
-	os.WriteFile(path, data[:len(data)-1], 0o644)
-	if o, _, code := sigcheck(t, "verify", path); code != exitNegative || !strings.Contains(o, "truncated") {
-		t.Errorf("truncated: exit %d %q", code, o)
-	}
-	if o, _, code := sigcheck(t, "repair", path); code != exitNegative || !strings.Contains(o, "truncated") {
-		t.Errorf("repair truncated: exit %d %q", code, o)
-	}
-	os.WriteFile(path, append(data, 0), 0o644)
-	if o, _, code := sigcheck(t, "verify", path); code != exitNegative || !strings.Contains(o, "extended") {
-		t.Errorf("extended: exit %d %q", code, o)
-	}
 	// The manifest of another file of the same size.
 	other := filepath.Join(dir, "other.bin")
-	os.WriteFile(other, make([]byte, len(data)), 0o644)
+	randomFile(t, other, len(data), 9)
 	if o, _, code := sigcheck(t, "verify", other, path+".sigcheck"); code != exitNegative || !strings.Contains(o, `made for "data.bin"`) {
 		t.Errorf("another file: exit %d %q", code, o)
 	}
-	// A corrupt manifest, a missing one, a file that is not a manifest.
+	os.Remove(other)
+	// A corrupt manifest beyond use, a missing one, a file that is not one.
 	m, _ := os.ReadFile(path + ".sigcheck")
-	m[200] ^= 1
-	os.WriteFile(path+".bad", m, 0o644)
-	os.WriteFile(path, data, 0o644)
-	for _, args := range [][]string{{"verify", path, path + ".bad"}, {"repair", path, path + ".bad"}, {"verify", path, path + ".none"}, {"verify", path, path}, {"verify"}, {"manifest", "-parity", "300", path}, {"manifest", "-seg", "-1", path}} {
-		if o, e, code := sigcheck(t, args...); code != exitUsage || e == "" {
+	bad := bytes.ReplaceAll(m, []byte("SIGCHKM2"), []byte("SIGCHKXX"))
+	os.WriteFile(path+".bad", bad, 0o644)
+	for _, args := range [][]string{{"verify", path, path + ".bad"}, {"repair", path, path + ".bad"}, {"verify", path, path + ".none"},
+		{"verify", path, path}, {"verify"}, {"verify", "a", "b", "c"}, {"manifest", "-parity", "300", path}, {"manifest", "-seg", "-1", path}, {"verify", "-nope", path}} {
+		if o, e, code := sigcheck(t, args...); code != exitUsage || e == "" || strings.Count(e, "\n") != 1 || strings.Contains(e, "tree:") {
 			t.Errorf("%v: exit %d %q %q", args, code, o, e)
 		}
 	}
-	if _, e, _ := sigcheck(t, "verify", path, path+".bad"); !strings.Contains(e, "checksum mismatch") {
-		t.Errorf("corrupt manifest: %q", e)
-	}
+	os.Remove(path + ".bad")
 	// A refused manifest leaves nothing behind.
-	if entries, _ := os.ReadDir(dir); len(entries) != 4 {
+	if entries, _ := os.ReadDir(dir); len(entries) != 2 {
 		t.Errorf("directory holds %d files", len(entries))
 	}
-	// -o and -json.
+	// -o and -json; an -o that cannot be written is named as given.
 	o, _, code = sigcheck(t, "manifest", "-o", filepath.Join(dir, "m"), "-json", path)
 	var got map[string]any
 	if err := json.Unmarshal([]byte(o), &got); err != nil || code != 0 || got["parity"] != 0.0 || got["manifest"] != filepath.Join(dir, "m") {
 		t.Errorf("manifest -json: %q", o)
+	}
+	nowhere := filepath.Join(dir, "no", "such", "dir", "m")
+	if _, e, code := sigcheck(t, "manifest", "-o", nowhere, path); code != exitUsage || !strings.HasPrefix(e, "sigcheck manifest: "+nowhere+": ") || strings.Contains(e, ".tmp") {
+		t.Errorf("-o in a missing directory: %d %q", code, e)
 	}
 	if o, _, code := sigcheck(t, "repair", path, filepath.Join(dir, "m")); code != 0 || !strings.Contains(o, "OK") {
 		t.Errorf("repair of a clean file: exit %d %q", code, o)
@@ -164,5 +186,86 @@ func TestManifestVerifyRepairCommands(t *testing.T) {
 	flip(t, path, 0)
 	if o, _, code := sigcheck(t, "repair", path, filepath.Join(dir, "m")); code != exitNegative || !strings.Contains(o, "no parity") {
 		t.Errorf("repair without parity: exit %d %q", code, o)
+	}
+}
+
+// The done-means walk: a file truncated, then extended, repaired each time
+// from a manifest with flipped bytes.
+func TestRepairTruncatedExtendedFromDamagedManifest(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "f.bin")
+	data := randomFile(t, path, 1_000_000, 7)
+	if _, e, code := sigcheck(t, "manifest", "-parity", "8", path); code != 0 {
+		t.Fatal(e)
+	}
+	mpath := path + ".sigcheck"
+	fi, _ := os.Stat(mpath)
+	for _, off := range []int64{3, 200, fi.Size() / 3, fi.Size() / 2, fi.Size() - 5} {
+		flip(t, mpath, off)
+	}
+	os.WriteFile(path, data[:990_000], 0o644)
+	o, _, code := sigcheck(t, "verify", path)
+	if code != exitNegative || !strings.Contains(o, "truncated: 10000 bytes missing from offset 990000") || !strings.Contains(o, "damaged, still usable") {
+		t.Errorf("verify truncated: %d %q", code, o)
+	}
+	if o, _, code := sigcheck(t, "repair", path); code != 0 || !strings.Contains(o, "repaired 6 segments") {
+		t.Errorf("repair truncated: %d %q", code, o)
+	}
+	same(t, path, data)
+	os.WriteFile(path, append(slices.Clone(data), "appended"...), 0o644)
+	o, _, code = sigcheck(t, "verify", path)
+	if code != exitNegative || !strings.Contains(o, "extended: 8 bytes appended at offset 1000000") {
+		t.Errorf("verify extended: %d %q", code, o)
+	}
+	if o, _, code := sigcheck(t, "repair", path); code != 0 {
+		t.Errorf("repair extended: %d %q", code, o)
+	}
+	same(t, path, data)
+}
+
+// A directory as one recovery set: a renamed file, a missing one and a
+// damaged one, restored from parity shared across them.
+func TestManifestOfADirectory(t *testing.T) {
+	dir := t.TempDir()
+	set := filepath.Join(dir, "set")
+	a := randomFile(t, filepath.Join(set, "a.bin"), 200_000, 1)
+	b := randomFile(t, filepath.Join(set, "sub", "b.bin"), 30_000, 2)
+	c := randomFile(t, filepath.Join(set, "c.bin"), 50_000, 3)
+	o, e, code := sigcheck(t, "tree", "manifest", "-parity", "30", set)
+	if code != 0 || !strings.Contains(o, "wrote "+set+".sigcheck") || strings.Count(o, "root") != 3 {
+		t.Fatalf("manifest DIR: %d %q %q", code, o, e)
+	}
+	os.Rename(filepath.Join(set, "a.bin"), filepath.Join(set, "renamed"))
+	os.Remove(filepath.Join(set, "sub", "b.bin"))
+	flip(t, filepath.Join(set, "c.bin"), 100, 40_000)
+	o, _, code = sigcheck(t, "verify", set)
+	for _, w := range []string{"a.bin: missing", "b.bin: missing", "c.bin: 2 of 25 segments corrupted", "not repairable"} {
+		if !strings.Contains(o, w) {
+			t.Errorf("verify DIR: %d, no %q in\n%s", code, w, o)
+		}
+	}
+	o, _, code = sigcheck(t, "repair", set+".sigcheck")
+	if code != 0 || !strings.Contains(o, "found as "+filepath.Join(set, "renamed")) {
+		t.Errorf("repair DIR: %d\n%s", code, o)
+	}
+	same(t, filepath.Join(set, "a.bin"), a)
+	same(t, filepath.Join(set, "sub", "b.bin"), b)
+	same(t, filepath.Join(set, "c.bin"), c)
+	if o, _, code := sigcheck(t, "verify", "-json", set); code != 0 || strings.Count(o, `"ok":true`) != 4 {
+		t.Errorf("verify after repair: %d %q", code, o)
+	}
+	// Several files name themselves relative to the manifest; one outside
+	// its directory is refused.
+	if _, e, code := sigcheck(t, "manifest", "-o", filepath.Join(set, "m"), filepath.Join(set, "c.bin"), filepath.Join(dir, "set.sigcheck")); code != exitUsage || !strings.Contains(e, "is not under") {
+		t.Errorf("a file outside: %d %q", code, e)
+	}
+}
+
+func TestTreeStdin(t *testing.T) {
+	f := goldenFile(t, 1000003)
+	data, _ := os.ReadFile(f)
+	var o, e bytes.Buffer
+	if code := runIO([]string{"tree", "-seg", "64", "-"}, bytes.NewReader(data), &o, &e); code != 0 || o.String() != "c7afd39f09769e6b  -\n" {
+		t.Errorf("tree -: %d %q %q", code, o.String(), e.String())
 	}
 }
