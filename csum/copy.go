@@ -36,6 +36,11 @@ func Copy(dst, src []byte) int {
 	return n
 }
 
+// xxh3FusedMin is the size from which CopySum of XXH3 runs the fused
+// kernel rather than a copy and zeebo/xxh3's one-shot hash (measured: at
+// 8 KiB a tie, at 32 KiB 0.85 µs against 1.3).
+const xxh3FusedMin = 16 << 10
+
 // streamMin is the size from which CopySum writes with non-temporal
 // stores: past it, source and destination no longer fit in the last-level
 // cache together. (Go's own copy switches at 1 MiB; measured here,
@@ -89,12 +94,12 @@ func (a *Algorithm) CopySum(dst, src []byte) Value {
 		}
 		return Value{Lo: uint64(crc32k.CopyUpdate(0, dst, src))}
 	}
+	if a.xxh3 != 0 && xxh3k.Available && n >= xxh3FusedMin {
+		return xxh3CopySum(dst, src, stream, a.xxh3 == 128)
+	}
 	if n <= CopyChunk {
 		copy(dst, src)
 		return a.sum(dst[:n])
-	}
-	if a.xxh3 != 0 && xxh3k.Available {
-		return xxh3CopySum(dst, src, stream, a.xxh3 == 128)
 	}
 	h := a.NewFor(int64(n))
 	if stream {
