@@ -1,0 +1,93 @@
+// Package mpi is a channel transport over Open MPI: the ranks of an
+// mpirun job become channel Endpoints, and everything in package channel
+// — WithChecksum, WithMerkle, Typed, Validate*, the Injector, the
+// collectives — runs over them unchanged.
+//
+// It needs cgo, Open MPI's headers and library (Debian: openmpi-bin,
+// libopenmpi-dev; pkg-config ompi-c) and the build tag mpi:
+//
+//	go build -tags mpi ./cmd/sigcheck
+//	mpirun -np 4 ./sigcheck run -transport mpi -protect none,checksum,merkle bw
+//
+// Without the tag this package is this comment alone, and the module
+// builds with CGO_ENABLED=0.
+//
+// # Use
+//
+// Every rank calls Connect (in the same order, as MPI's collectives
+// want), closes the Endpoint when done, and calls Finalize once at the
+// end. Node says which ranks share a node's memory.
+//
+// # Frames as MPI messages
+//
+// Each Endpoint has a communicator of its own (MPI_Comm_idup of
+// MPI_COMM_WORLD). A frame of at most 16 KiB of payload is one message,
+// its 64-byte header in front, copied through C memory both ways; a
+// larger frame is its header's message followed by one for the payload,
+// sent from the caller's memory (pinned with runtime.Pinner until MPI
+// has read it) and received straight into the receive buffer when the
+// engine has one posted. Every header goes through channel.ParseHeader
+// and Frames.Deliver, the checks every transport's frames get; a message
+// whose length disagrees with its header, an MPI error on a receive, or
+// a frame the engine refuses drops the link: that rank's frames are no
+// longer read (their payloads are still taken, so that it never waits on
+// them), it is told (an empty message, the same that Close sends), and
+// both ends see the other lost (*channel.PeerError).
+//
+// # Threads
+//
+// MPI is initialized with MPI_THREAD_SERIALIZED, and every MPI call of
+// the process is made under one Go mutex, from whichever goroutine needs
+// it. The alternatives cost more here. One goroutine locked to its
+// thread making every call (MPI_THREAD_FUNNELED) turns each hand-off
+// into a thread switch: a locked goroutine that blocks gives its P to
+// another thread, and getting it back is a futex wake, several
+// microseconds on this 2-core machine, against a goal of 3 µs one way.
+// MPI_THREAD_MULTIPLE makes Open MPI lock inside every call. Under the
+// mutex, a sender's own goroutine posts its MPI_Isend, and the progress
+// loop (a goroutine per Endpoint) tests the receives: after handing a
+// frame to the engine it yields (runtime.Gosched), so that the receiver
+// it woke runs on the same thread at once. Only MPI_Init_thread and
+// MPI_Finalize are tied to one thread (the standard asks for both on the
+// same one): a goroutine locked to its thread makes both and waits
+// between them.
+//
+// MPI cannot wake a thread when a message comes, so a waiting rank
+// polls: the progress loop, and a sender waiting for a large payload to
+// be taken, spin for 200 µs after the last frame (yielding to other
+// goroutines at each turn, and to other processes with sched_yield when
+// mpirun put more ranks on the node than it has cores), then nap, 10 µs
+// at first and doubling to 1 ms; a Send wakes the loop at once. A rank
+// idle for long answers its first message up to a millisecond late; a
+// third busy goroutine still gets its share of the processor.
+//
+// No Go pointer is held by C after a call returns unless it is pinned:
+// send and receive slots, the receive ring and the native collectives'
+// buffers are C memory; a large payload is pinned for exactly as long as
+// its MPI request runs. Go's preemption signal (SIGURG) interrupts system
+// calls in C code; Go installs its handlers with SA_RESTART, Open MPI's
+// shared-memory path makes no system call in the calls used here and its
+// TCP path retries on EINTR, and the two calls that block on Open MPI's
+// daemon (MPI_Init_thread, MPI_Finalize) run with SIGURG and SIGPROF
+// blocked, a mask the threads Open MPI starts then inherit.
+//
+// # Collectives
+//
+// An unprotected Endpoint without an Injector runs Barrier, Bcast and
+// Allgather as MPI's own (MPI_Ibarrier, MPI_Ibcast, MPI_Iallgather,
+// through C memory, tested like the receives so that frames keep flowing
+// meanwhile); Gather, and every collective of a protection layer, run
+// over messages, checked end to end.
+//
+// # When a rank dies
+//
+// Open MPI 4.1 has no way to tell the survivors of a job that a rank
+// died and let them go on (ULFM came with 5.0): by default mpirun kills
+// the whole job as soon as one rank exits with a non-zero status or on a
+// signal, and says which ("mpirun noticed that process rank 1 ... exited
+// on signal 9"). That is what happens; nothing hangs. With
+// --mca orte_abort_on_non_zero_status 0 the others are left running and
+// a receive from the dead rank waits for its context. A rank that closes
+// its Endpoint (or drops a link) tells its peers, who then see it lost:
+// *channel.PeerError with ErrPeerClosed.
+package mpi

@@ -1,0 +1,158 @@
+//go:build mpi
+
+// The C side of package mpi: thin wrappers over Open MPI's C API, so
+// that Go calls functions rather than macros, and the two blocking calls
+// run with Go's signals blocked.
+
+#include "shim.h"
+#include <signal.h>
+#include <pthread.h>
+#include <sched.h>
+
+// The signals Go's runtime sends its own threads (SIGURG: preemption;
+// SIGPROF: the profiler) are blocked around the two calls that talk to
+// Open MPI's daemon over sockets and start its threads (MPI_Init_thread,
+// MPI_Finalize), so that neither sees EINTR and the threads Open MPI
+// starts inherit the mask. Every other call this package makes is
+// non-blocking; Go installs its handlers with SA_RESTART, and Open MPI's
+// TCP path retries on EINTR.
+static void sc_block(sigset_t *old) {
+	sigset_t s;
+	sigemptyset(&s);
+	sigaddset(&s, SIGURG);
+	sigaddset(&s, SIGPROF);
+	pthread_sigmask(SIG_BLOCK, &s, old);
+}
+
+int sc_init(int *provided, int *rank, int *size) {
+	sigset_t old;
+	int initialized = 0;
+	MPI_Initialized(&initialized);
+	if (initialized) {
+		return -1;
+	}
+	sc_block(&old);
+	int rc = MPI_Init_thread(NULL, NULL, MPI_THREAD_SERIALIZED, provided);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc != MPI_SUCCESS) {
+		return rc;
+	}
+	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+	MPI_Comm_rank(MPI_COMM_WORLD, rank);
+	MPI_Comm_size(MPI_COMM_WORLD, size);
+	return MPI_SUCCESS;
+}
+
+int sc_finalize(void) {
+	sigset_t old;
+	sc_block(&old);
+	int rc = MPI_Finalize();
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return rc;
+}
+
+// sc_leaders gives every rank of the world the world rank of the first
+// rank on its shared-memory node (MPI_Comm_split_type), in leaders[size].
+int sc_leaders(int *leaders) {
+	MPI_Comm node;
+	int rank, leader, rc;
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	rc = MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
+	if (rc != MPI_SUCCESS) {
+		return rc;
+	}
+	rc = MPI_Allreduce(&rank, &leader, 1, MPI_INT, MPI_MIN, node);
+	MPI_Comm_free(&node);
+	if (rc != MPI_SUCCESS) {
+		return rc;
+	}
+	return MPI_Allgather(&leader, 1, MPI_INT, leaders, 1, MPI_INT, MPI_COMM_WORLD);
+}
+
+int sc_idup(MPI_Comm *c, MPI_Request *r) {
+	return MPI_Comm_idup(MPI_COMM_WORLD, c, r);
+}
+
+void sc_errors_return(MPI_Comm c) { MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN); }
+int sc_comm_free(MPI_Comm *c) { return MPI_Comm_free(c); }
+
+MPI_Request sc_null_request(void) { return MPI_REQUEST_NULL; }
+
+// sc_test tests one request; on completion it reports the message's
+// source, byte count and error.
+int sc_test(MPI_Request *r, int *done, int *source, int *count, int *err) {
+	MPI_Status st;
+	int rc = MPI_Test(r, done, &st);
+	// A single completion reports an error by its return value (MPI_ERROR
+	// of the status is left undefined).
+	if (*done || rc != MPI_SUCCESS) {
+		*done = 1;
+		*source = st.MPI_SOURCE;
+		*err = rc;
+		if (*err == MPI_SUCCESS && MPI_Get_count(&st, MPI_BYTE, count) != MPI_SUCCESS) {
+			*count = -1;
+		}
+	}
+	return rc;
+}
+
+// sc_testsome completes what it can of n requests; done[i] says which, err[i] how.
+int sc_testsome(int n, MPI_Request *r, int *outcount, int *idx, int *err) {
+	MPI_Status st[n > 0 ? n : 1];
+	int rc = MPI_Testsome(n, r, outcount, idx, st);
+	if (*outcount == MPI_UNDEFINED) {
+		*outcount = 0;
+	}
+	for (int i = 0; i < *outcount; i++) {
+		err[i] = rc == MPI_ERR_IN_STATUS ? st[i].MPI_ERROR : rc;
+	}
+	return rc;
+}
+
+int sc_isend(void *buf, int n, int dst, int tag, MPI_Comm c, MPI_Request *r) {
+	return MPI_Isend(buf, n, MPI_BYTE, dst, tag, c, r);
+}
+
+int sc_irecv(void *buf, int n, int src, int tag, MPI_Comm c, MPI_Request *r) {
+	return MPI_Irecv(buf, n, MPI_BYTE, src < 0 ? MPI_ANY_SOURCE : src, tag, c, r);
+}
+
+// sc_cancel withdraws a receive; the request must still be completed
+// (sc_test) before its buffer is freed.
+int sc_cancel(MPI_Request *r) { return MPI_Cancel(r); }
+
+// sc_drain receives and throws away one message with tag from src, if
+// one has come (a peer whose frames this rank no longer reads must not
+// be left waiting for its large payloads to be taken).
+int sc_drain(int src, int tag, MPI_Comm c, void *scratch, int n, int *got) {
+	int flag = 0;
+	MPI_Message m;
+	MPI_Status st;
+	int rc = MPI_Improbe(src, tag, c, &flag, &m, &st);
+	*got = flag;
+	if (rc != MPI_SUCCESS || !flag) {
+		return rc;
+	}
+	MPI_Mrecv(scratch, n, MPI_BYTE, &m, &st); // a truncation error is fine: the message is gone
+	return MPI_SUCCESS;
+}
+
+int sc_ibarrier(MPI_Comm c, MPI_Request *r) { return MPI_Ibarrier(c, r); }
+int sc_ibcast(void *buf, int n, int root, MPI_Comm c, MPI_Request *r) {
+	return MPI_Ibcast(buf, n, MPI_BYTE, root, c, r);
+}
+int sc_iallgather(void *send, void *recv, int n, MPI_Comm c, MPI_Request *r) {
+	return MPI_Iallgather(send, n, MPI_BYTE, recv, n, MPI_BYTE, c, r);
+}
+
+void sc_error_string(int code, char *buf) {
+	int n = 0;
+	if (MPI_Error_string(code, buf, &n) != MPI_SUCCESS) {
+		n = 0;
+	}
+	buf[n] = 0;
+}
+
+void sc_yield(void) { sched_yield(); }
+
+int sc_max_error_string(void) { return MPI_MAX_ERROR_STRING; }

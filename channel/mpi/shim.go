@@ -1,0 +1,57 @@
+//go:build mpi
+
+package mpi
+
+/*
+#cgo pkg-config: ompi-c
+#include "shim.h"
+*/
+import "C"
+
+import (
+	"fmt"
+	"unsafe"
+)
+
+// request is an MPI request handle in C memory, where MPI may write it
+// after the call that started it has returned.
+type request = *C.MPI_Request
+
+func newRequests(n int) request {
+	r := (*C.MPI_Request)(C.malloc(C.size_t(n) * C.size_t(unsafe.Sizeof(C.MPI_Request(nil)))))
+	for i := range n {
+		*reqAt(r, i) = C.sc_null_request()
+	}
+	return r
+}
+
+func freeRequests(r request) { C.free(unsafe.Pointer(r)) }
+
+func reqAt(r request, i int) request {
+	return (*C.MPI_Request)(unsafe.Add(unsafe.Pointer(r), uintptr(i)*unsafe.Sizeof(C.MPI_Request(nil))))
+}
+
+func isNull(r request) bool { return *r == C.sc_null_request() }
+
+// mpiError turns an MPI error code into an *Error for op.
+func mpiError(op string, code C.int) error {
+	if code == C.MPI_SUCCESS {
+		return nil
+	}
+	buf := (*C.char)(C.malloc(C.size_t(C.sc_max_error_string() + 1)))
+	defer C.free(unsafe.Pointer(buf))
+	C.sc_error_string(code, buf)
+	return &Error{Op: op, Code: int(code), Msg: C.GoString(buf)}
+}
+
+func cbytes(p unsafe.Pointer, n int) []byte { return unsafe.Slice((*byte)(p), n) }
+
+func cmalloc(n int) unsafe.Pointer {
+	p := C.malloc(C.size_t(max(n, 1)))
+	if p == nil {
+		panic(fmt.Sprintf("channel/mpi: out of C memory (%d bytes)", n))
+	}
+	return p
+}
+
+func cfree(p unsafe.Pointer) { C.free(p) }
