@@ -17,23 +17,41 @@
 //
 // ParseAlgebra picks an algebra by spec:
 //
-//   - gfd:w=W,m=M — m checksums over GF(2^w) (package gf), the paper's
-//     recommendation. Checksum j multiplies by α_j = α^j, which makes the m
-//     checksums the syndromes of a Reed–Solomon code: any m or fewer
-//     substituted elements in signatures of at most 2^w-1 elements are
+//   - gfd:w=64,m=1, the default (DefaultSpec) — one checksum over
+//     GF(2^64), whose multiplier has order 2^64-1: a substitution of one
+//     basic type for another at one element, over a run, or at a member of
+//     every copy of a repeated unit is detected in signatures of up to
+//     2^63 elements (the proof is at gfd64 in gf64.go). Concat and Repeat
+//     are O(1), tens of nanoseconds with the CPU's carry-less multiply.
+//   - gfd:w=W,m=M, 6 ≤ W ≤ 32 — m checksums over GF(2^w) (package gf), the
+//     paper's recommendation. Checksum j multiplies by α_j = α^j, which
+//     makes the m checksums the syndromes of a Reed–Solomon code: any m or
+//     fewer substituted elements in signatures of at most 2^w-1 elements are
 //     detected, and a transposition of two different elements d places
-//     apart is missed only when 2^w-1 divides d. (The paper leaves the
-//     choice of the m checksums open.) Concat and Repeat are O(1).
+//     apart is missed only when 2^w-1 divides d. Beyond 2^w-1 elements runs
+//     vanish: k·(2^w-1) copies of any one basic type hash to 0, so 255 ints
+//     match 255 floats at w = 8 and 65535 at w = 16 (Describe, and sigcheck
+//     sig -list, give the length for every algebra). Concat and Repeat are
+//     O(1).
 //   - crc16-ccitt-false, crc16-xmodem, crc16-arc, crc32, crc32-bzip2,
 //     crc32c — each element is one byte, so the signature of elements whose
 //     codes are bytes is the catalogue CRC of those bytes. Concat and Repeat
 //     are O(log n) (combination by x^(8n) mod p, as zlib's crc32_combine),
-//     where the paper's were O(n).
+//     where the paper's were O(n). One substituted element is always
+//     detected; runs vanish at the polynomial's period (65534 elements for
+//     the CRC-16s, 2^32-1 or 2^32-2 for the CRC-32s).
 //   - xor-bs1:w=W,m=M and mmm-bs1:w=W,m=M — Gropp's XOR-and-rotate and the
 //     paper's sum modulo 2^w-1, kept for comparison: they carry no detection
 //     guarantee and collide several times more than a random mapping.
 //
-// DefaultSpec, gfd:w=16,m=4, gives 64 bits.
+// Widths below 6 are refused: the basic types' codes differ in their low 6
+// bits, not fewer (aint's low 5 bits are 0).
+//
+// Quality measures how an algebra spreads a panel of distinct signatures,
+// as the paper's Table 1 does: Panel is a panel of its kind (1 to 64
+// elements), LongPanel one of 256 to 10^6 elements, on which gfd at w = 8
+// or 16 and the CRC-16s do worse than the paper says (PaperCollisions,
+// MeetsPaper).
 //
 // Every algebra uses the Horner order f(X‖Y) = f(X)·α^|Y| + f(Y): the last
 // element is multiplied by α^0, the first by α^(n-1). testdata/vectors.txt
@@ -47,7 +65,8 @@
 // spread over all bits whose low 6 bits are distinct and neither 0 nor 63,
 // so every algebra of width 6 or more tells them apart; small consecutive
 // codes would make short signatures collide alike in every algebra.
-// FromGo derives a Datatype from a Go type.
+// FromGo derives a Datatype from a Go type; a struct tag (`sig:"int"`), As
+// or CNames says which C type a Go value stands for, since Go has no C int.
 //
 // # Matching
 //
@@ -61,7 +80,10 @@
 // signatures, the two basic types, where each sits inside its datatype
 // ("item 3 → struct member 2 → vector block 5 → element 1") and a
 // run-length type map around it. A sender that cannot ship its datatype
-// ships a Stamp, and the receiver calls Stamp.Check.
+// ships a Stamp, and the receiver calls Stamp.Check. The index is found in
+// the 64-bit default algebra whatever algebra decided, checked, and if its
+// hash collided, found again by walking both type maps: it is always the
+// true first difference.
 //
 // What it is not: a checker of buffers against types (it never looks at
 // data), nor of MPI's handle semantics; datatypes with alignment padding in

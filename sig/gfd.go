@@ -28,6 +28,15 @@ import (
 // 2^w-1. All of this needs distinct non-zero elements per basic type, which
 // the codes give for w ≥ 6.
 //
+// Which runs vanish: beyond 2^w-1 elements nothing is guaranteed, and runs
+// are forgotten outright. A run of k copies of any one element x hashes,
+// in checksum j, to x·(α_j^k + 1)/(α_j + 1), which is 0 for every j as soon
+// as 2^w-1 divides k. So 255 ints and 255 floats have the same signature,
+// 0, at w = 8, as do 65535 of each at w = 16, and a signature that differs
+// from another only inside such runs is not told apart. The default
+// algebra, gfd:w=64,m=1 (gf64.go), has the same form over GF(2^64), where
+// the period is 2^64-1.
+//
 // Concat costs m multiplications by a power of α; Repeat, by the geometric
 // series Σ_{t<k} β^t = (β^k + 1)/(β + 1) with β = α_j^|a| (the paper's (9)),
 // m divisions — O(1) whatever the counts. When β = 1, which happens when

@@ -124,8 +124,10 @@ func ratio(q sig.Quality) string {
 		return "none"
 	case r < 10:
 		return fmt.Sprintf("%.2f×", r)
-	default:
+	case r < 1000:
 		return fmt.Sprintf("%.0f×", r)
+	default:
+		return "> 1000×" // at 32 bits and more random collides almost never
 	}
 }
 
