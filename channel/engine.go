@@ -28,6 +28,8 @@ type engine struct {
 	nextID     atomic.Uint64
 	nextCtx    atomic.Uint32
 	eagerBytes atomic.Int64 // copies kept by eager protected sends
+	limit      int64        // WithHeldLimit
+	held       atomic.Int64 // bytes of unexpected messages' whole-length buffers, within limit
 	stats      counters
 	ctl        *ctlQueue // control frames, sent off the transport's goroutines
 
@@ -38,6 +40,7 @@ type engine struct {
 	sends      map[msgKey]*pending // protected sends waiting for their verdict, by (destination, id)
 	prot       map[uint32]*protection
 	parked     map[uint32][]parkedFrame // frames of contexts not created yet (park)
+	parkedN    int64                    // their payload bytes, within limit
 	stamps     map[msgKey]stamp         // datatype stamps of messages about to open
 	recent     []recentVerdict          // final verdicts of protected messages, to send again if asked: a ring
 	recentNext uint64                   // the next slot of recent to fill
@@ -63,6 +66,7 @@ type message struct {
 	got   int64
 
 	own     []byte     // the message's bytes, when it came before its receive
+	held    int64      // own's length, counted in engine.held (0 if own grew as bytes came)
 	recv    *recvReq   // the receive that took it, if any
 	direct  bool       // its bytes go straight into recv.buf
 	discard bool       // its bytes are thrown away (truncated or abandoned)
@@ -96,7 +100,7 @@ type recvReq struct {
 // waiting for the control goroutine to wake up — the difference between
 // a protected small message taking 2 and 10 µs in process.
 func newEngine(rank, size int, inline bool) *engine {
-	e := &engine{rank: rank, size: size, started: started}
+	e := &engine{rank: rank, size: size, started: started, limit: DefaultHeldLimit}
 	e.init(inline)
 	return e
 }
@@ -182,7 +186,10 @@ func (e *engine) park(src int, h wire.Header, fill func([]byte) error) (bool, fu
 		return false, bytesFill(payload), nil
 	case !replaying && len(e.parked) >= maxParkedContexts:
 		return true, nil, fmt.Errorf("%w: rank %d: frames for %d contexts this rank has not created", ErrProtocol, src, len(e.parked))
+	case e.parkedN+int64(len(payload)) > e.limit:
+		return true, nil, fmt.Errorf("%w: rank %d sent more than %d bytes for protection layers rank %d has not created (WithHeldLimit)", ErrProtocol, src, e.limit, e.rank)
 	}
+	e.parkedN += int64(len(payload))
 	e.parked[h.Ctx] = append(q, parkedFrame{src, h, payload})
 	return true, nil, nil
 }
@@ -216,6 +223,9 @@ func (e *engine) register(id uint32, p *protection) {
 			return
 		}
 		e.parked[id] = []parkedFrame{} // still replaying
+		for _, f := range q {
+			e.parkedN -= int64(len(f.payload))
+		}
 		lost := slices.Clone(e.lost)
 		e.mu.Unlock()
 		for _, f := range q {
@@ -383,6 +393,16 @@ func (e *engine) fillPayload(m *message, h wire.Header, dst []byte, direct, disc
 		}
 		return nil
 	}
+	if m.own == nil && m.total > int64(h.Plen) && m.held == 0 {
+		// Its whole length at once, if the limit allows: the buffer is
+		// then the message's size, not up to twice as doubling gives.
+		if e.held.Add(m.total) <= e.limit {
+			m.held = m.total
+			m.own = make([]byte, 0, m.total)
+		} else {
+			e.held.Add(-m.total)
+		}
+	}
 	for left := h.Plen; left > 0; {
 		n := min(left, piece)
 		at := len(m.own)
@@ -431,6 +451,16 @@ func (e *engine) dropUnexpected(m *message) {
 	if i := slices.Index(e.unexpected, m); i >= 0 {
 		e.unexpected = slices.Delete(e.unexpected, i, i+1)
 	}
+}
+
+// release gives back what an unexpected message's buffer held of the
+// limit, once its bytes have gone to their receive (or nowhere).
+func (e *engine) release(m *message) {
+	if n := m.held; n > 0 {
+		m.held = 0
+		e.held.Add(-n)
+	}
+	m.own = nil
 }
 
 // recv receives one message on context ctxID.
@@ -519,6 +549,7 @@ func (e *engine) wait(ctx context.Context, r *recvReq) (Status, stamp, error) {
 	}
 	if !m.direct {
 		copy(buf, m.own)
+		e.release(m)
 	}
 	return st, m.stamp, nil
 }
@@ -624,6 +655,7 @@ func (e *engine) lose(peer int, err error) {
 		}
 		delete(e.inflight, k)
 		e.dropUnexpected(m)
+		e.release(m)
 		if m.recv != nil {
 			m.recv.finish(nil, pe)
 		}

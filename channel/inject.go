@@ -62,7 +62,25 @@ type Injector struct {
 type TransportOption func(*transportConfig)
 
 type transportConfig struct {
-	inj *Injector
+	inj   *Injector
+	limit int64
+}
+
+// DefaultHeldLimit is the default of WithHeldLimit.
+const DefaultHeldLimit = 256 << 20
+
+// WithHeldLimit bounds the bytes a rank holds for others before it has
+// asked for them (default DefaultHeldLimit):
+//   - frames of protection layers this rank has not created yet, which
+//     wait for it: past the limit the peer that sent them is dropped
+//     (its link breaks, with an error that names the limit), so that a
+//     peer cannot fill this rank's memory with frames nobody will take;
+//   - messages that come before their receive, which get a buffer of
+//     their whole length at once while they fit in the limit (one
+//     allocation, the message's size), and beyond it a buffer grown as
+//     their bytes come (never more than twice what came).
+func WithHeldLimit(bytes int64) TransportOption {
+	return func(c *transportConfig) { c.limit = bytes }
 }
 
 // WithInjector damages frames as inj says.

@@ -801,6 +801,9 @@ func (e *engine) arriveControl(src int, h wire.Header, payload []byte, ok bool) 
 		if len(e.stamps) >= maxStamps {
 			return fmt.Errorf("%w: rank %d sent %d stamps without their messages", ErrProtocol, src, len(e.stamps))
 		}
+		if len(payload) > maxStampSize {
+			return fmt.Errorf("%w: rank %d sent a datatype stamp of %d bytes, the limit is %d", ErrProtocol, src, len(payload), maxStampSize)
+		}
 		e.stamps[k] = stamp{payload, ok}
 		return nil
 	}
@@ -849,8 +852,13 @@ func (e *engine) arriveControl(src int, h wire.Header, payload []byte, ok bool) 
 	return nil
 }
 
-// maxStamps bounds the stamps waiting for their messages.
-const maxStamps = 1024
+// maxStamps bounds the stamps waiting for their messages, and
+// maxStampSize each one (a signature stamp and a description of at most
+// maxDescription bytes): 16 MiB in all at most.
+const (
+	maxStamps    = 1024
+	maxStampSize = 16 << 10
+)
 
 // Stats are an endpoint's counters, for all its layers.
 type Stats struct {

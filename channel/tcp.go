@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -39,6 +40,8 @@ type TCPConfig struct {
 	// HandshakeTimeout bounds each connection's handshake (default 10 s),
 	// so that a stranger who connects and says nothing is dropped.
 	HandshakeTimeout time.Duration
+	// Options apply to the endpoint as to NewLocal's (WithHeldLimit).
+	Options []TransportOption
 }
 
 // Environment variables read by TCPConfigFromEnv.
@@ -111,7 +114,7 @@ func ConnectTCP(ctx context.Context, cfg TCPConfig) (*Endpoint, error) {
 	ep, err := NewEndpoint(cfg.Rank, cfg.Size, func(f Frames) (Transport, error) {
 		t = &tcpTx{f: f, key: wire.JobKey(cfg.Secret), cfg: cfg, conns: make([]*tcpConn, cfg.Size)}
 		return t, nil
-	}, WithInjector(cfg.Injector))
+	}, append(slices.Clip(cfg.Options), WithInjector(cfg.Injector))...)
 	if err != nil || cfg.Size == 1 {
 		return ep, err
 	}

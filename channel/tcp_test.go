@@ -24,6 +24,10 @@ func tcpRanks(t testing.TB, n int) []Comm {
 func startTCP(n int, secret []byte) ([]*Endpoint, error) { return startTCPWith(n, secret, nil) }
 
 func startTCPWith(n int, secret []byte, inj *Injector) ([]*Endpoint, error) {
+	return startTCPWithOpts(n, secret, WithInjector(inj))
+}
+
+func startTCPWithOpts(n int, secret []byte, opts ...TransportOption) ([]*Endpoint, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
@@ -34,7 +38,7 @@ func startTCPWith(n int, secret []byte, inj *Injector) ([]*Endpoint, error) {
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	for r := range n {
-		cfg := TCPConfig{Rank: r, Size: n, Root: ln.Addr().String(), Secret: secret, Injector: inj}
+		cfg := TCPConfig{Rank: r, Size: n, Root: ln.Addr().String(), Secret: secret, Options: opts}
 		if r == 0 {
 			cfg.Listener = ln
 		}

@@ -118,7 +118,10 @@ func NewEndpoint(rank, size int, open func(Frames) (Transport, error), opts ...T
 	for _, o := range opts {
 		o(&cfg)
 	}
-	e := &engine{rank: rank, size: size, started: make(chan struct{})}
+	e := &engine{rank: rank, size: size, started: make(chan struct{}), limit: cfg.limit}
+	if e.limit <= 0 {
+		e.limit = DefaultHeldLimit
+	}
 	t, err := open(Frames{e})
 	if err != nil {
 		return nil, err
