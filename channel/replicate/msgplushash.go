@@ -100,6 +100,11 @@ func (c *Comm) discover(ctx context.Context, src, tag int, seq uint64, data []by
 	sendVerdict := func(out uint8, payload []byte) error {
 		vd := verdict{Src: src, Tag: tag, Seq: seq, From: k, Outcome: out, Len: uint64(len(payload))}
 		var vb [verdictSize]byte
+		// A verdict and its copy go out together: the receiver takes the
+		// next copy from this replica as the verdict's, and two
+		// discoveries (a halo from each side) may end at once.
+		c.fixMu.Lock()
+		defer c.fixMu.Unlock()
 		if err := c.repair.Send(ctx, c.m.Native(v, down), tagVerdict, vd.put(vb[:0])); err != nil {
 			return err
 		}

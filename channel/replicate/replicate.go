@@ -142,6 +142,7 @@ type Comm struct {
 
 	seqMu sync.Mutex
 	seq   map[seqKey]uint64
+	fixMu sync.Mutex // a verdict and its correction, sent back to back
 
 	step  atomic.Int64
 	inj   *injector

@@ -383,3 +383,36 @@ func TestWireCost(t *testing.T) {
 		}
 	}
 }
+
+// Two discoveries ending at once on one replica (a halo from each side,
+// both corrupted): each correction reaches the receive it belongs to.
+// (A verdict and its copy once went out separately, and two concurrent
+// corrections of equal length could swap.)
+func TestConcurrentCorrections(t *testing.T) {
+	const size = 512
+	cs := world(t, "local", 3, 3)
+	for round := range 2000 {
+		err := spmd(t, cs, func(ctx context.Context, c *Comm) error {
+			if c.Rank() != 1 {
+				data := pattern(size, uint64(round*10+c.Rank()))
+				if c.Replica() == round%3 {
+					data[round%size] ^= 1 << (c.Rank() % 8)
+				}
+				return c.Send(ctx, 1, 4, data)
+			}
+			a, b := make([]byte, size), make([]byte, size)
+			ra := channel.Irecv(ctx, c, 0, 4, a)
+			rb := channel.Irecv(ctx, c, 2, 4, b)
+			if err := channel.WaitAll(ra, rb); err != nil {
+				return err
+			}
+			if !bytes.Equal(a, pattern(size, uint64(round*10))) || !bytes.Equal(b, pattern(size, uint64(round*10+2))) {
+				return fmt.Errorf("round %d: a correction reached the wrong receive", round)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -32,7 +32,7 @@ type Outcome struct {
 	Result  Result
 	Agree   bool
 	Hashes  []uint64 // rank 0's answer as each of its replicas computed it
-	Err     error // the first rank's error (the job was aborted on it)
+	Err     error    // the first rank's error (the job was aborted on it)
 	Stats   []replicate.Stats
 	Map     replicate.Map
 	Elapsed time.Duration
