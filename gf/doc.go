@@ -20,6 +20,11 @@
 //     the SIMD kernels of github.com/klauspost/reedsolomon; other fields
 //     use split tables.
 //
+// GF(2^64) has functions of its own (Mul64, Exp64, Inv64; gf64.go), for
+// the default signature algebra of package sig, whose multiplier must have
+// an order beyond any element count: products are PCLMULQDQ on amd64 and
+// the portable carry-less product of clmul.go elsewhere.
+//
 // What it is not: a Reed–Solomon codec (use reedsolomon) or a general
 // GF(p^k) library. Elements are plain uint32 values so that a checksum can
 // hold several of them side by side in one word.
