@@ -281,7 +281,7 @@ func taintStudy(e *env, ctx context.Context, s jacobi.Setup, plain jacobi.Result
 	}
 	// The test set's answer against the fault-free one, and the control's.
 	control, test := o.Hashes[0] == plain.Hash, o.Hashes[1] == plain.Hash
-	rep.Final = fmt.Sprintf("the test set's answer is %s, the control set's %s", same(test), same(control))
+	rep.Final = fmt.Sprintf("the test set's answer is %s, the control set's %s", verdictWord(test), verdictWord(control))
 	rep.Taint = make([][]string, len(tm))
 	for v := range tm {
 		for _, x := range tm[v] {
@@ -331,7 +331,7 @@ func taintStudy(e *env, ctx context.Context, s jacobi.Setup, plain jacobi.Result
 	return nil
 }
 
-func same(ok bool) string {
+func verdictWord(ok bool) string {
 	if ok {
 		return "bit-identical to the fault-free run"
 	}
