@@ -244,9 +244,9 @@ func measure(e *env, args []string, cfg osu.Config, o runOptions) error {
 	}
 	switch {
 	case interrupt.Err() != nil:
-		return &interruptedError{fmt.Sprintf("%d of %d rows measured", len(rows), len(cfg.Sizes)*len(cfg.Protect))}
+		return &interruptedError{measured(len(rows), len(cfg.Sizes)*len(cfg.Protect))}
 	case ctx.Err() != nil:
-		fmt.Fprintf(e.stderr, "sigcheck run: stopped by -timeout %v: %d of %d rows measured\n", o.timeout, len(rows), len(cfg.Sizes)*len(cfg.Protect))
+		fmt.Fprintf(e.stderr, "sigcheck run: stopped by -timeout %v: %s\n", o.timeout, measured(len(rows), len(cfg.Sizes)*len(cfg.Protect)))
 		return negativeError{}
 	case err != nil:
 		return err
@@ -264,6 +264,12 @@ func measure(e *env, args []string, cfg osu.Config, o runOptions) error {
 		return negativeError{}
 	}
 	return nil
+}
+
+// measured says how many of the rows were measured: "3 of 54 rows
+// measured", "0 of 1 row measured".
+func measured(done, total int) string {
+	return fmt.Sprintf("%d of %d row%s measured", done, total, plural(total))
 }
 
 // parseOSUSizes reads OSU's -m: MAX, MIN:MAX or MIN: (up to 64 MiB), for
