@@ -179,14 +179,20 @@ func (t *localTx) Send(ctx context.Context, dst int, h wire.Header, payload []by
 		return err
 	}
 	peer := t.net.eps[dst].e
-	err := peer.arrive(t.rank, h, func(b []byte) error {
-		k := copy(b, payload)
-		payload = payload[k:]
-		if k < len(b) {
-			return fmt.Errorf("%w: a frame shorter than its header says", ErrProtocol)
-		}
-		return nil
-	})
+	err := h.Check() // the limits every transport enforces (Frames.Deliver)
+	if err == nil && len(payload) > h.Plen {
+		err = fmt.Errorf("%w: a payload of %d bytes under a header of %d", ErrProtocol, len(payload), h.Plen)
+	}
+	if err == nil {
+		err = peer.arrive(t.rank, h, func(b []byte) error {
+			k := copy(b, payload)
+			payload = payload[k:]
+			if k < len(b) {
+				return fmt.Errorf("%w: a frame shorter than its header says", ErrProtocol)
+			}
+			return nil
+		})
+	}
 	if err != nil {
 		// A broken frame breaks the link, for both ends, as on TCP.
 		peer.lose(t.rank, err)

@@ -221,9 +221,19 @@ func (t *tcpTx) acceptRanks(ctx context.Context, ln net.Listener, want int, shak
 	results := make(chan joined)
 	var wg sync.WaitGroup
 	joins := map[int]joined{}
+	// Handshakes still under way when the job is formed are strangers'
+	// (or a second claim to a rank): they are cut off then, not waited
+	// for until their deadlines.
+	var mu sync.Mutex
+	shaking := map[net.Conn]bool{}
 	defer func() {
 		close(done)
 		ln.Close()
+		mu.Lock()
+		for c := range shaking {
+			c.Close()
+		}
+		mu.Unlock()
 		wg.Wait()
 	}()
 	wg.Go(func() {
@@ -253,9 +263,15 @@ func (t *tcpTx) acceptRanks(ctx context.Context, ln net.Listener, want int, shak
 			if !ok {
 				return fail(fmt.Errorf("%d of %d ranks missing: listener closed", want-len(joins), want))
 			}
+			mu.Lock()
+			shaking[c] = true
+			mu.Unlock()
 			wg.Go(func() {
 				c.SetDeadline(t.deadline(ctx))
 				j, err := shake(c)
+				mu.Lock()
+				delete(shaking, c)
+				mu.Unlock()
 				if err != nil {
 					c.Close()
 					return

@@ -275,3 +275,54 @@ func TestLinkKeys(t *testing.T) {
 		})
 	}
 }
+
+// TestSilentStrangerDelaysNothing: connections that say nothing — to
+// rank 0 while the job forms, and to the listener of a higher rank —
+// hold nobody up: each handshake has its own deadline, and the job forms
+// as soon as its own ranks are in, well within one handshake timeout.
+func TestSilentStrangerDelaysNothing(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var strangers []net.Conn
+	defer func() {
+		for _, c := range strangers {
+			c.Close()
+		}
+	}()
+	for range 5 {
+		c, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		strangers = append(strangers, c)
+	}
+	const n = 4
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	start := time.Now()
+	eps := make([]*Endpoint, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for r := range n {
+		cfg := TCPConfig{Rank: r, Size: n, Root: ln.Addr().String(), Secret: []byte("s"), HandshakeTimeout: 5 * time.Second}
+		if r == 0 {
+			cfg.Listener = ln
+		}
+		wg.Go(func() { eps[r], errs[r] = ConnectTCP(ctx, cfg) })
+	}
+	wg.Wait()
+	took := time.Since(start)
+	for _, ep := range eps {
+		if ep != nil {
+			defer ep.Close()
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	if took > 2*time.Second {
+		t.Fatalf("the job took %v to form beside silent strangers (handshake timeout 5 s)", took)
+	}
+}
