@@ -229,3 +229,52 @@ func kindOf(b []byte) string {
 	}
 	return string(b[:1])
 }
+
+// Record is one decoded protocol record, for tools and the fuzz target:
+// Append encodes it back, byte for byte.
+type Record interface {
+	Append(b []byte) []byte
+	String() string
+}
+
+type (
+	hashRecord     struct{ hashRec }
+	reportRecord   struct{ report }
+	verdictRecord  struct{ verdict }
+	envelopeRecord struct{ envelope }
+	wordRecord     uint64
+)
+
+func (r hashRecord) Append(b []byte) []byte     { return r.put(b) }
+func (r reportRecord) Append(b []byte) []byte   { return r.put(b) }
+func (r verdictRecord) Append(b []byte) []byte  { return r.put(b) }
+func (r envelopeRecord) Append(b []byte) []byte { return r.put(b) }
+func (r wordRecord) Append(b []byte) []byte     { return putWord(b, uint64(r)) }
+func (r hashRecord) String() string             { return fmt.Sprintf("hash %+v", r.hashRec) }
+func (r reportRecord) String() string           { return fmt.Sprintf("report %+v", r.report) }
+func (r verdictRecord) String() string          { return fmt.Sprintf("verdict %+v", r.verdict) }
+func (r envelopeRecord) String() string         { return fmt.Sprintf("envelope %+v", r.envelope) }
+func (r wordRecord) String() string             { return fmt.Sprintf("word %d", uint64(r)) }
+
+// DecodeRecord decodes any record of a job of n virtual ranks and r
+// replicas by its kind byte, with the checks the protocol applies.
+func DecodeRecord(b []byte, n, r int) (Record, error) {
+	switch kindOf(b) {
+	case "H":
+		h, err := decodeHash(b)
+		return hashRecord{h}, err
+	case "R":
+		rep, err := decodeReport(b, n, r)
+		return reportRecord{rep}, err
+	case "V":
+		v, err := decodeVerdict(b, n, r)
+		return verdictRecord{v}, err
+	case "E":
+		e, err := decodeEnvelope(b, n, maxWireTag)
+		return envelopeRecord{e}, err
+	case "W":
+		w, err := decodeWord(b)
+		return wordRecord(w), err
+	}
+	return nil, fmt.Errorf("%w: %d bytes of unknown kind %q", ErrWire, len(b), kindOf(b))
+}
