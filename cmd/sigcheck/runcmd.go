@@ -182,6 +182,13 @@ func measure(e *env, args []string, cfg osu.Config, o runOptions) error {
 	if err != nil {
 		return err
 	}
+	return measureJob(e, j, cfg, o)
+}
+
+// measureJob is measure once the ranks are known (tests give it a job
+// of their own).
+func measureJob(e *env, j job, cfg osu.Config, o runOptions) error {
+	var err error
 	if len(cfg.Protect) == 0 || len(cfg.Protect) == 1 && cfg.Protect[0] == "" {
 		cfg.Protect = []string{"none"}
 	}

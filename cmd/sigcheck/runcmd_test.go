@@ -3,7 +3,9 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -282,6 +284,56 @@ func TestRunPlot(t *testing.T) {
 			if !bytes.HasPrefix(b, []byte("%PDF")) {
 				t.Errorf("pdf starts %q", b[:8])
 			}
+		}
+	}
+}
+
+// A message delivered wrong under a protection: the table comes out
+// whole, then one line on standard error says where, and the exit status
+// is 1. A rank's error after some rows keeps them too.
+func TestRunEndings(t *testing.T) {
+	cfg := osu.Config{Op: osu.Latency, Protect: []string{"none", "checksum"}, Sizes: []int{8, 16}, Transport: "fake"}
+	rows := func(emit func(osu.Row), n int, bad uint64) {
+		for i := range n {
+			r := osu.Row{Op: osu.Latency, Transport: "fake", Protect: cfg.Protect[i%2], Size: cfg.Sizes[i/2], Value: 1.5, Unit: "us", Iters: 3}
+			if r.Protect == "checksum" && r.Size == 16 {
+				r.Mismatches = bad
+			}
+			emit(r)
+		}
+	}
+	for _, tc := range []struct {
+		name      string
+		start     func(ctx context.Context, cfg osu.Config, emit func(osu.Row)) error
+		code      int
+		lines     int // of standard output
+		errSuffix string
+	}{
+		{"mismatch", func(_ context.Context, _ osu.Config, emit func(osu.Row)) error { rows(emit, 4, 2); return nil },
+			exitNegative, 3 + 2, "under protection: checksum at 16 B: 2\n"},
+		{"rank fails mid-size", func(_ context.Context, _ osu.Config, emit func(osu.Row)) error {
+			rows(emit, 3, 0)
+			return errors.New("channel: rank 1: connection reset")
+		}, exitUsage, 3 + 2, "sigcheck run: rank 1: connection reset\n"},
+	} {
+		var out, errOut bytes.Buffer
+		e := &env{stdin: strings.NewReader(""), stdout: &out, stderr: &errOut}
+		err := measureJob(e, job{size: 2, prints: true, start: tc.start}, cfg, runOptions{format: "table"})
+		code := exitOK
+		if err != nil {
+			switch { // as runIO ends a command
+			case errors.As(err, new(negativeError)):
+				code = exitNegative
+			default:
+				code = exitUsage
+				fmt.Fprintf(&errOut, "sigcheck run: %s\n", plain(err.Error()))
+			}
+		}
+		if code != tc.code || strings.Count(out.String(), "\n") != tc.lines || !strings.HasSuffix(errOut.String(), tc.errSuffix) {
+			t.Errorf("%s: exit %d, stderr %q\n%s", tc.name, code, errOut.String(), out.String())
+		}
+		if tc.name == "rank fails mid-size" && !strings.Contains(out.String(), "16 B        1.50           -") {
+			t.Errorf("%s: the partial size is not shown with '-' for what was not measured:\n%s", tc.name, out.String())
 		}
 	}
 }
