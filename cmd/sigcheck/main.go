@@ -263,6 +263,9 @@ func parse(fs *flag.FlagSet, args []string, want int) ([]string, error) {
 		pos = append(pos, args[0])
 		args = args[1:]
 	}
+	if want == 0 && len(pos) > 0 {
+		return nil, usageErrorf("takes no arguments; got %q", pos)
+	}
 	if want >= 0 && len(pos) != want {
 		form := ""
 		if c := find(strings.TrimPrefix(fs.Name(), "sigcheck ")); c != nil && c.usage != "" {

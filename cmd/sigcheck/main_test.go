@@ -41,7 +41,7 @@ func TestUsageAndExitCodes(t *testing.T) {
 		{[]string{"match", "int", "int("}, exitUsage, "sigcheck match: RECV: column 1"},
 		{[]string{"match", "int", "int"}, exitOK, "match (point-to-point)"},
 		{[]string{"match", "int", "float"}, exitNegative, "mismatch (point-to-point) at element 0"},
-		{[]string{"quality", "extra"}, exitUsage, "want 0 arguments"},
+		{[]string{"quality", "extra"}, exitUsage, `sigcheck quality: takes no arguments; got ["extra"] (sigcheck quality -h for help)`},
 		{[]string{"types"}, exitOK, "long_double_int"},
 	}
 	for _, c := range cases {
