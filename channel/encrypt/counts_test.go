@@ -99,7 +99,10 @@ func ceilDivInt(a, b int) int { return (a + b - 1) / b }
 
 func TestLowerBoundRd(t *testing.T) {
 	// ⌈lg N / lg(ℓ+1)⌉: N=8, ℓ=1 → 3; ℓ=3 → 2 (4 < 8 ≤ 16); ℓ=7 → 1.
-	for _, tc := range []struct{ n, l int; rd int64 }{{8, 1, 3}, {8, 3, 2}, {8, 7, 1}, {2, 1, 1}, {9, 2, 2}, {10, 2, 3}} {
+	for _, tc := range []struct {
+		n, l int
+		rd   int64
+	}{{8, 1, 3}, {8, 3, 2}, {8, 7, 1}, {2, 1, 1}, {9, 2, 2}, {10, 2, 3}} {
 		if got := LowerBound(tc.n*tc.l, tc.n, tc.l, 1).Rd; got != tc.rd {
 			t.Errorf("N=%d ℓ=%d: r_d ≥ %d, want %d", tc.n, tc.l, got, tc.rd)
 		}

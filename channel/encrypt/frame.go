@@ -283,4 +283,4 @@ func aadHeader(b []byte, f *Frame) []byte {
 
 // float bits for the path's time.
 func f64bits(v float64) uint64 { return math.Float64bits(v) }
-func f64from(u uint64) float64  { return math.Float64frombits(u) }
+func f64from(u uint64) float64 { return math.Float64frombits(u) }
