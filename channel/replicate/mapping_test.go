@@ -68,7 +68,7 @@ func TestSpread(t *testing.T) {
 // A user's map (here Spread's, for nodes a launcher filled alternately)
 // carries the traffic as the formula does.
 func TestUserMapCarries(t *testing.T) {
-	m, err := Spread([]string{"a", "b", "a", "b", "a", "b"}, 3)
+	m, err := Spread([]string{"a", "b", "c", "a", "b", "c"}, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
