@@ -130,7 +130,7 @@ func TestBenchCsum(t *testing.T) {
 	if code != 0 || err != nil || len(recs) != 4 || recs[0][2] != "gbps" {
 		t.Errorf("csv %q %v", o, err)
 	}
-	if b, err := os.ReadFile(svg); err != nil || !bytes.Contains(b, []byte("polyline")) {
+	if b, err := os.ReadFile(svg); err != nil || !bytes.Contains(b, []byte(">sum<")) { // the series in the legend
 		t.Errorf("plot %v", err)
 	}
 	for _, bad := range [][]string{{"bench"}, {"bench", "tree"}, {"bench", "csum", "-sizes", "4X"}, {"bench", "csum", "-algs", "md5"}} {

@@ -51,12 +51,41 @@ func Format(path string) (string, error) {
 
 // SizePanels writes a figure of panels side by side, under title, in
 // format (see Format). Series with the same name have the same colour in
-// every panel; the legend is drawn once, in the first panel.
+// every panel, and one legend names them: in the first panel's top left
+// corner for up to four series, in a column of its own at the right for
+// more, where it never covers a line.
 func SizePanels(w io.Writer, format, title string, panels []Panel) error {
+	return sizePanels(w, format, title, panels, SizeLabel)
+}
+
+func sizePanels(w io.Writer, format, title string, panels []Panel, label func(int64) string) error {
 	if len(panels) == 0 {
 		return errors.New("no panels to draw")
 	}
-	colours := map[string]color.Color{}
+	type style struct {
+		c      color.Color
+		dashes []vg.Length
+	}
+	styles := map[string]style{}
+	legend := gplot.NewLegend()
+	legend.Top, legend.Left = true, true
+	legend.TextStyle.Font.Size = vg.Points(9)
+	var names []string
+	for _, pn := range panels {
+		for _, s := range pn.Series {
+			if _, ok := styles[s.Name]; !ok {
+				i := len(styles)
+				st := style{c: parseHex(palette[i%len(palette)])}
+				if i >= len(palette) {
+					st.dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+				}
+				styles[s.Name] = st
+				names = append(names, s.Name)
+			}
+		}
+	}
+	side := len(names) > 4
+	inLegend := map[string]bool{}
 	plots := make([]*gplot.Plot, len(panels))
 	for i, pn := range panels {
 		p := gplot.New()
@@ -64,7 +93,7 @@ func SizePanels(w io.Writer, format, title string, panels []Panel) error {
 		p.Title.TextStyle.Font.Size = vg.Points(11)
 		p.X.Label.Text = "message size"
 		p.X.Scale = gplot.LogScale{}
-		p.X.Tick.Marker = sizeTicks{}
+		p.X.Tick.Marker = sizeTicks{label}
 		p.Y.Label.Text = pn.YLabel
 		if pn.LogY {
 			// The values' logarithms on a linear axis, labelled as the
@@ -98,32 +127,44 @@ func SizePanels(w io.Writer, format, title string, panels []Panel) error {
 			if len(pts) == 0 {
 				continue
 			}
-			c, ok := colours[s.Name]
-			if !ok {
-				c = parseHex(palette[len(colours)%len(palette)])
-				colours[s.Name] = c
-			}
+			st := styles[s.Name]
 			line, points, err := plotter.NewLinePoints(pts)
 			if err != nil {
 				return err
 			}
-			line.Color, line.Width = c, vg.Points(1.5)
-			points.Color, points.Radius = c, vg.Points(2)
+			line.Color, line.Width, line.Dashes = st.c, vg.Points(1.5), st.dashes
+			points.Color, points.Radius = st.c, vg.Points(2)
 			p.Add(line, points)
-			if i == 0 {
-				p.Legend.Add(s.Name, line, points)
+			if !inLegend[s.Name] {
+				legend.Add(s.Name, line, points)
+				inLegend[s.Name] = true
 			}
 		}
-		p.Legend.Top, p.Legend.Left = true, true
-		p.Legend.XOffs, p.Legend.YOffs = vg.Points(6), -vg.Points(6)
-		p.Legend.TextStyle.Font.Size = vg.Points(9)
+		if i == 0 && !side {
+			p.Legend = legend
+			p.Legend.XOffs, p.Legend.YOffs = vg.Points(6), -vg.Points(6)
+		}
 		if pn.LogY {
 			padLog(&p.Y)
+		} else if p.Y.Min > 0 {
+			p.Y.Min = 0 // a linear axis of positive values starts at 0, or its slopes mislead
 		}
 		plots[i] = p
 	}
 	const panelW, panelH, titleH = 4.2 * vg.Inch, 3.4 * vg.Inch, 0.35 * vg.Inch
-	width, height := panelW*vg.Length(len(panels)), panelH+titleH
+	var legendW vg.Length
+	if side {
+		for _, n := range names {
+			legendW = max(legendW, legend.TextStyle.Width(n))
+		}
+		legendW += legend.ThumbnailWidth + vg.Points(24)
+	}
+	ts := gplot.New().Title.TextStyle
+	ts.Font.Size = vg.Points(13)
+	ts.XAlign, ts.YAlign = draw.XCenter, draw.YTop
+	// A figure is at least as wide as its title; the panels share what
+	// the legend leaves.
+	width, height := max(panelW*vg.Length(len(panels))+legendW, ts.Width(title)+vg.Points(24)), panelH+titleH
 	var (
 		canvas vg.CanvasWriterTo
 		dc     draw.Canvas
@@ -143,11 +184,12 @@ func SizePanels(w io.Writer, format, title string, panels []Panel) error {
 	}
 	dc.SetColor(color.White)
 	dc.Fill(dc.Rectangle.Path())
-	ts := plots[0].Title.TextStyle
-	ts.Font.Size = vg.Points(13)
-	ts.XAlign, ts.YAlign = draw.XCenter, draw.YTop
 	dc.FillText(ts, vg.Point{X: width / 2, Y: height - vg.Points(6)}, title)
-	body := draw.Crop(dc, 0, 0, 0, -titleH)
+	body := draw.Crop(dc, 0, -legendW, 0, -titleH)
+	if side {
+		legend.YOffs = -vg.Points(30)
+		legend.Draw(draw.Crop(dc, width-legendW+vg.Points(8), 0, 0, -titleH))
+	}
 	tiles := draw.Tiles{Rows: 1, Cols: len(panels), PadX: vg.Points(14), PadLeft: vg.Points(6),
 		PadRight: vg.Points(10), PadBottom: vg.Points(4)}
 	for i, p := range plots {
@@ -196,9 +238,9 @@ func padLog(a *gplot.Axis) {
 // sizeTicks labels a base-2 size axis with powers of two (1 B, 4 KiB,
 // 1 MiB), every k-th one labelled so that at most eight labels show —
 // enough to read, never overlapping — and the others as minor ticks.
-type sizeTicks struct{}
+type sizeTicks struct{ label func(int64) string }
 
-func (sizeTicks) Ticks(min, max float64) []gplot.Tick {
+func (st sizeTicks) Ticks(min, max float64) []gplot.Tick {
 	if !(min > 0 && max >= min) {
 		return nil
 	}
@@ -223,7 +265,7 @@ func (sizeTicks) Ticks(min, max float64) []gplot.Tick {
 		}
 		label := ""
 		if e%step == 0 {
-			label = SizeLabel(int64(v))
+			label = st.label(int64(v))
 		}
 		t = append(t, gplot.Tick{Value: v, Label: label})
 	}

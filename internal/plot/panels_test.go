@@ -88,7 +88,7 @@ func TestSizePanels(t *testing.T) {
 }
 
 func TestSizeTicks(t *testing.T) {
-	ticks := sizeTicks{}.Ticks(1, 64<<20)
+	ticks := sizeTicks{SizeLabel}.Ticks(1, 64<<20)
 	var labels []string
 	for _, tk := range ticks {
 		if tk.Label != "" {
@@ -100,7 +100,7 @@ func TestSizeTicks(t *testing.T) {
 	}
 	for _, r := range [][2]float64{{1, 2}, {64, 64}, {1024, 1 << 30}, {3, 5000}} {
 		n := 0
-		for _, tk := range (sizeTicks{}).Ticks(r[0], r[1]) {
+		for _, tk := range (sizeTicks{SizeLabel}).Ticks(r[0], r[1]) {
 			if tk.Label != "" {
 				n++
 			}

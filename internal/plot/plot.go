@@ -116,64 +116,10 @@ type Series struct {
 var palette = []string{"#4878a8", "#d04020", "#40a040", "#a040a0", "#e0a020", "#20a0a0",
 	"#805020", "#606060", "#c06090", "#90b020", "#2040c0", "#c02060", "#50c0f0", "#000000"}
 
-// Lines writes a line chart of series with a logarithmic (base 2) x axis,
-// as for bandwidth against message size; xTick labels the x values of the
-// first series.
+// Lines writes an SVG line chart of series against message size (a
+// base-2 logarithmic x axis whose labels xTick writes), with yUnit as the
+// y axis title: one panel of SizePanels, drawn by gonum.
 func Lines(w io.Writer, title, yUnit string, xTick func(float64) string, series []Series) error {
-	const (
-		left, right, top, bottom = 70, 190, 40, 50
-		plotW, plotH             = 560, 340
-	)
-	minX, maxX, maxY := math.Inf(1), math.Inf(-1), 0.0
-	for _, s := range series {
-		for i, x := range s.X {
-			minX, maxX = math.Min(minX, x), math.Max(maxX, x)
-			maxY = math.Max(maxY, s.Y[i])
-		}
-	}
-	if maxY <= 0 {
-		maxY = 1
-	}
-	if !(minX < maxX) {
-		minX, maxX = minX/2, maxX*2
-	}
-	lx := func(x float64) float64 {
-		return left + (math.Log2(x)-math.Log2(minX))/(math.Log2(maxX)-math.Log2(minX))*plotW
-	}
-	ly := func(y float64) float64 { return top + plotH - y/maxY*plotH }
-	width, height := left+plotW+right, top+plotH+bottom
-	var s strings.Builder
-	fmt.Fprintf(&s, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" style="font-family:sans-serif;font-size:12px">`+"\n",
-		width, height, width, height)
-	fmt.Fprintf(&s, `<rect width="100%%" height="100%%" fill="white"/>`+"\n")
-	fmt.Fprintf(&s, `<text x="%d" y="24" style="font-size:15px;font-weight:bold">%s</text>`+"\n", left, html.EscapeString(title))
-	for _, t := range ticks(maxY) {
-		y := ly(t)
-		fmt.Fprintf(&s, `<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" stroke="#ddd"/>`+"\n", left, left+plotW, y, y)
-		fmt.Fprintf(&s, `<text x="%d" y="%.1f" text-anchor="end">%s</text>`+"\n", left-6, y+4, format(t)+" "+yUnit)
-	}
-	if len(series) > 0 {
-		for _, x := range series[0].X {
-			fmt.Fprintf(&s, `<text x="%.1f" y="%d" text-anchor="middle">%s</text>`+"\n", lx(x), top+plotH+18, html.EscapeString(xTick(x)))
-		}
-	}
-	fmt.Fprintf(&s, `<rect x="%d" y="%d" width="%d" height="%d" fill="none" stroke="black"/>`+"\n", left, top, plotW, plotH)
-	for i, sr := range series {
-		col := palette[i%len(palette)]
-		var pts []string
-		for j, x := range sr.X {
-			pts = append(pts, fmt.Sprintf("%.1f,%.1f", lx(x), ly(sr.Y[j])))
-		}
-		dash := ""
-		if i >= len(palette) {
-			dash = ` stroke-dasharray="4 3"`
-		}
-		fmt.Fprintf(&s, `<polyline points="%s" fill="none" stroke="%s" stroke-width="2"%s/>`+"\n", strings.Join(pts, " "), col, dash)
-		ly0 := top + 10 + 16*i
-		fmt.Fprintf(&s, `<line x1="%d" x2="%d" y1="%d" y2="%d" stroke="%s" stroke-width="2"%s/>`+"\n", left+plotW+12, left+plotW+30, ly0, ly0, col, dash)
-		fmt.Fprintf(&s, `<text x="%d" y="%d">%s</text>`+"\n", left+plotW+36, ly0+4, html.EscapeString(sr.Name))
-	}
-	s.WriteString("</svg>\n")
-	_, err := io.WriteString(w, s.String())
-	return err
+	return sizePanels(w, "svg", title, []Panel{{YLabel: yUnit, Series: series}},
+		func(n int64) string { return xTick(float64(n)) })
 }
