@@ -1,6 +1,10 @@
 package sig
 
-import "github.com/sigcheck/sigcheck/gf"
+import (
+	"sync/atomic"
+
+	"github.com/sigcheck/sigcheck/gf"
+)
 
 // gfd64 is gfd with w = 64 and one checksum: the default algebra.
 //
@@ -60,19 +64,40 @@ func (gfd64) Repeat(a Sig, k uint64) Sig {
 	case k == 1 || a.Value == 0:
 		return Sig{Value: a.Value, Count: n}
 	}
-	inv := invAlphaPlus1 // 1/(β+1) for the common |a| = 1: a run of one basic type
-	if a.Count != 1 {
-		beta := gf.Exp64(a.Count)
-		if beta == 1 {
-			// |a| = 0 (or 2^64-1, with k = 1 above): k copies of a·1,
-			// which in characteristic 2 is a·(k mod 2).
-			return Sig{Value: a.Value * (k & 1), Count: n}
-		}
-		inv = gf.Inv64(beta ^ 1)
+	if a.Count == 0 {
+		// β = 1: k copies of a·1, which in characteristic 2 is a·(k mod 2).
+		// (|a| = 2^64-1, the other β = 1, has k = 1, handled above.)
+		return Sig{Value: a.Value * (k & 1), Count: n}
 	}
-	s := gf.Mul64(gf.Exp64(n)^1, inv) // Σ_{t<k} β^t, as β^k = α^n
+	s := gf.Mul64(gf.Exp64(n)^1, invGeometric(a.Count)) // Σ_{t<k} β^t, as β^k = α^n
 	return Sig{Value: gf.Mul64(a.Value, s), Count: n}
 }
+
+// invGeometric returns 1/(α^l + 1), for 0 < l < 2^64-1. A unit of one
+// element (a run of a basic type) has a constant; other lengths cost two
+// powers and an inversion (about 150 ns), so the last few are remembered:
+// a datatype's signature is repeated with the same unit length at every
+// message (Of(alg, t, count) repeats t's cached signature).
+func invGeometric(l uint64) uint64 {
+	if l == 1 {
+		return invAlphaPlus1
+	}
+	slot := &invCache[l*0x9e3779b97f4a7c15>>(64-invCacheBits)]
+	if e := slot.Load(); e != nil && e.l == l {
+		return e.inv
+	}
+	inv := gf.Inv64(gf.Exp64(l) ^ 1)
+	slot.Store(&invEntry{l, inv})
+	return inv
+}
+
+// invCache is direct-mapped by a multiplicative hash of l; each slot holds
+// an immutable entry, replaced whole, so readers never see half of one.
+const invCacheBits = 8
+
+var invCache [1 << invCacheBits]atomic.Pointer[invEntry]
+
+type invEntry struct{ l, inv uint64 }
 
 // invAlphaPlus1 is 1/(α+1) in GF(2^64) (TestInvAlphaPlus1 checks it).
 const invAlphaPlus1 uint64 = 0xfffffffffffffff6

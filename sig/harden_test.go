@@ -243,3 +243,24 @@ func TestCRCSingleSubstitution(t *testing.T) {
 	}
 	props.TestingRun(t)
 }
+
+// invGeometric's cache gives what the inversion gives, for lengths that
+// share a slot and under concurrent use.
+func TestInvGeometricCache(t *testing.T) {
+	done := make(chan bool)
+	for g := range 4 {
+		go func() {
+			ok := true
+			for i := range uint64(3000) {
+				l := i*uint64(g+1)*1e9 + 2
+				ok = ok && invGeometric(l) == gf.Inv64(gf.Exp64(l)^1)
+			}
+			done <- ok
+		}()
+	}
+	for range 4 {
+		if !<-done {
+			t.Error("cached 1/(α^l+1) differs from the inversion")
+		}
+	}
+}
