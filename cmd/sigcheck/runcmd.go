@@ -102,11 +102,11 @@ func runRun(e *env, args []string) error {
 		return usageErrorf("-sizes and -m both say the sizes: give one")
 	case *sizes != "":
 		if cfg.Sizes, err = parseSizeRange(*sizes); err != nil {
-			return usageErrorf("-sizes %s", err)
+			return usageErrorf("-sizes %s: %s", *sizes, err)
 		}
 	case *msg != "":
 		if cfg.Sizes, err = parseOSUSizes(*msg); err != nil {
-			return usageErrorf("-m %s", err)
+			return usageErrorf("-m %s: %s", *msg, err)
 		}
 	}
 	if *inject < 0 || *inject > 1 {
@@ -307,7 +307,7 @@ func parseSizeRange(s string) ([]int, error) {
 		return nil, err
 	}
 	if bounds[0] > bounds[1] {
-		return nil, fmt.Errorf("sizes %q: the range is empty", s)
+		return nil, errors.New("the range is empty")
 	}
 	var out []int
 	n := 1
@@ -318,7 +318,7 @@ func parseSizeRange(s string) ([]int, error) {
 		out = append(out, n)
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("sizes %q: no power of two in the range", s)
+		return nil, errors.New("no power of two in the range")
 	}
 	return out, nil
 }
