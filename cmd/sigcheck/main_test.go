@@ -224,3 +224,71 @@ func TestSplitSpecs(t *testing.T) {
 		t.Errorf("%q", got)
 	}
 }
+
+// Every command's -json speaks one dialect: snake_case keys, and numbers
+// without float noise (at most six decimals: 23.909777777777776 is noise).
+func TestJSONWords(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "data.bin")
+	data := make([]byte, 10000)
+	for i := range data {
+		data[i] = byte(i * 31)
+	}
+	if err := os.WriteFile(file, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"sig", "-json", "vector(3, 2, 4, double)"},
+		{"match", "-json", "int", "float"},
+		{"csum", "-json", file},
+		{"tree", "-json", file},
+		{"manifest", "-json", "-parity", "2", file},
+		{"verify", "-json", file},
+		{"repair", "-json", file},
+		{"run", "-json", "-f", "-m", "1K:2K", "-i", "3", "-protect", "none,merkle", "latency"},
+		{"bench", "csum", "-json", "-quick", "-sizes", "64", "-algs", "sum"},
+		{"quality", "-json", "-algs", "gfd:w=8,m=2,crc32c"},
+	} {
+		o, e, code := sigcheck(t, args...)
+		if code == exitUsage {
+			t.Errorf("sigcheck %v: exit %d: %s", args, code, e)
+			continue
+		}
+		dec := json.NewDecoder(strings.NewReader(o))
+		dec.UseNumber()
+		values := 0
+		for dec.More() {
+			var v any
+			if err := dec.Decode(&v); err != nil {
+				t.Errorf("sigcheck %v: not JSON: %v\n%s", args, err, o)
+				break
+			}
+			values++
+			checkJSONWords(t, strings.Join(args[:1], " "), "", v)
+		}
+		if values == 0 {
+			t.Errorf("sigcheck %v: no JSON on standard output", args)
+		}
+	}
+}
+
+func checkJSONWords(t *testing.T, cmd, path string, v any) {
+	t.Helper()
+	switch v := v.(type) {
+	case map[string]any:
+		for k, x := range v {
+			if k != strings.ToLower(k) || strings.ContainsAny(k, "- ") {
+				t.Errorf("sigcheck %s: key %s%s is not snake_case", cmd, path, k)
+			}
+			checkJSONWords(t, cmd, path+k+".", x)
+		}
+	case []any:
+		for _, x := range v {
+			checkJSONWords(t, cmd, path, x)
+		}
+	case json.Number:
+		if _, frac, ok := strings.Cut(strings.TrimLeft(v.String(), "-"), "."); ok && len(strings.TrimRight(strings.SplitN(frac, "e", 2)[0], "0")) > 6 {
+			t.Errorf("sigcheck %s: %s = %s: float noise", cmd, strings.TrimSuffix(path, "."), v)
+		}
+	}
+}
