@@ -605,10 +605,15 @@ func await(ctx context.Context, req request, stop func() bool) (status, error) {
 	}
 }
 
-// A waiter spins (yielding the processor to other goroutines, and to
-// other processes when ranks outnumber cores) for spinFor, then naps,
-// longer each time up to maxNap: MPI has no way to wake a thread when a
-// message comes, so a rank that waits must look.
+// A waiter spins for spinFor, then naps, longer each time up to maxNap:
+// MPI has no way to wake a thread when a message comes, so a rank that
+// waits must look. The spin does not yield to other goroutines
+// (runtime.Gosched puts the spinner at the back of the global run queue,
+// behind any goroutine that computes without pause: each look would then
+// wait out its 10 ms time slice); it is short, the other processor runs
+// them meanwhile, and the naps leave the processor to them. When mpirun
+// put more ranks on the node than it has cores, each look also yields the
+// core to the other processes (sched_yield).
 type waiter struct {
 	start time.Time
 	naps  int
@@ -633,7 +638,6 @@ func (w *waiter) spin() bool {
 		w.start = time.Now()
 	}
 	if time.Since(w.start) < spinFor {
-		runtime.Gosched()
 		if world.oversub {
 			C.sc_yield()
 		}

@@ -1,0 +1,93 @@
+// mpi-pingpong: the C Open MPI baseline of scripts/mpi-bench.sh, what
+// sigcheck's MPI transport is measured against: osu_latency's ping-pong
+// (one-way µs, half the round trip) and osu_bw's windows of non-blocking
+// sends (MB/s, 10^6 bytes a second), between ranks 0 and 1, one line a
+// size in the format of cmd/sigcheck/osu's rows.
+//
+//	mpicc -O2 -o mpi-pingpong scripts/mpi-pingpong.c
+//	mpirun -np 2 ./mpi-pingpong latency 1 64 65536
+//	mpirun -np 2 ./mpi-pingpong bw 65536 1048576
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { WINDOW = 64 };
+
+static int iters_for(long size, int bw) {
+	if (bw) {
+		return size <= 8192 ? 100 : size >= (4L << 20) ? 10 : 20;
+	}
+	return size <= 8192 ? 10000 : size >= (1L << 20) ? 100 : 1000;
+}
+
+int main(int argc, char **argv) {
+	MPI_Init(&argc, &argv);
+	int rank, size;
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	if (argc < 3 || size < 2 || (strcmp(argv[1], "latency") && strcmp(argv[1], "bw"))) {
+		if (rank == 0) {
+			fprintf(stderr, "usage: mpirun -np 2 %s latency|bw SIZE...\n", argv[0]);
+		}
+		MPI_Finalize();
+		return 2;
+	}
+	int bw = strcmp(argv[1], "bw") == 0;
+	for (int a = 2; a < argc; a++) {
+		long n = atol(argv[a]);
+		int window = bw ? (n * WINDOW > (16L << 20) ? (int)((16L << 20) / n) : WINDOW) : 1;
+		if (window < 2 && bw) {
+			window = 2;
+		}
+		char *buf = malloc(n * window + 1);
+		memset(buf, rank + 1, n * window + 1);
+		MPI_Request req[WINDOW];
+		int iters = iters_for(n, bw), warm = iters / 10;
+		double t0 = 0;
+		for (int i = 0; i < warm + iters; i++) {
+			if (i == warm) {
+				MPI_Barrier(MPI_COMM_WORLD);
+				t0 = MPI_Wtime();
+			}
+			if (rank > 1) {
+				continue;
+			}
+			if (!bw) {
+				if (rank == 0) {
+					MPI_Send(buf, n, MPI_BYTE, 1, 1, MPI_COMM_WORLD);
+					MPI_Recv(buf, n, MPI_BYTE, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+				} else {
+					MPI_Recv(buf, n, MPI_BYTE, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+					MPI_Send(buf, n, MPI_BYTE, 0, 1, MPI_COMM_WORLD);
+				}
+				continue;
+			}
+			for (int w = 0; w < window; w++) {
+				if (rank == 0) {
+					MPI_Isend(buf + w * n, n, MPI_BYTE, 1, 2, MPI_COMM_WORLD, &req[w]);
+				} else {
+					MPI_Irecv(buf + w * n, n, MPI_BYTE, 0, 2, MPI_COMM_WORLD, &req[w]);
+				}
+			}
+			MPI_Waitall(window, req, MPI_STATUSES_IGNORE);
+			if (rank == 0) {
+				MPI_Recv(buf, 0, MPI_BYTE, 1, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+			} else {
+				MPI_Send(buf, 0, MPI_BYTE, 0, 3, MPI_COMM_WORLD);
+			}
+		}
+		double t = MPI_Wtime() - t0;
+		if (rank == 0) {
+			if (bw) {
+				printf("%-9s %-4s %-8s %10ld %12.2f %-4s\n", "bw", "c", "none", n, (double)n * window * iters / t / 1e6, "MB/s");
+			} else {
+				printf("%-9s %-4s %-8s %10ld %12.2f %-4s\n", "latency", "c", "none", n, t / iters / 2 * 1e6, "us");
+			}
+			fflush(stdout);
+		}
+		free(buf);
+	}
+	MPI_Finalize();
+	return 0;
+}
