@@ -224,7 +224,7 @@ func TestRunInterrupted(t *testing.T) {
 		args  []string
 		after int
 	}{
-		{[]string{"-json"}, 0},
+		{[]string{"-json", "-plot", filepath.Join(t.TempDir(), "cut.png")}, 0},
 		{nil, 3}, // two comment lines and the header
 	} {
 		out := &onFirstRow{after: tc.after, fn: func() { syscall.Kill(os.Getpid(), syscall.SIGINT) }}
@@ -238,6 +238,11 @@ func TestRunInterrupted(t *testing.T) {
 		lines := strings.Count(out.String(), "\n") - tc.after
 		if lines < 1 || lines >= total {
 			t.Errorf("%v: %d rows printed:\n%s", tc.args, lines, out.String())
+		}
+		if len(tc.args) > 1 { // the plot has the rows so far
+			if b, err := os.ReadFile(tc.args[2]); err != nil || !bytes.HasPrefix(b, []byte("\x89PNG")) {
+				t.Errorf("%v: no plot after the interrupt: %v", tc.args, err)
+			}
 		}
 	}
 }
