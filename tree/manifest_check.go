@@ -81,6 +81,7 @@ func (m *Manifest) Check(i int, r io.ReaderAt, size int64, opts ...Option) (*Rep
 	want := make([]byte, per*int64(hs))
 	alt := make([]byte, per*int64(hs))
 	word := make([]uint64, m.Hash.words)
+	mine := make([]byte, 0, hs)
 	for j0 := 0; j0 < rep.Present; j0 += int(per) {
 		j1 := min(j0+int(per), rep.Present)
 		off := int64(j0) * seg
@@ -117,7 +118,7 @@ func (m *Manifest) Check(i int, r io.ReaderAt, size int64, opts ...Option) (*Rep
 			}
 			so := int64(j-j0) * seg
 			m.Hash.leaf(data[so:min(so+seg, int64(len(data)))], uint64(j+f.Segments-1), word)
-			if !bytes.Equal(appendHash(nil, get(word), hs), exp) {
+			if !bytes.Equal(appendHash(mine[:0], get(word), hs), exp) {
 				rep.Corrupted = append(rep.Corrupted, j)
 			}
 		}
