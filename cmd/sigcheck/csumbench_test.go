@@ -11,8 +11,9 @@ import (
 	"github.com/sigcheck/sigcheck/csum"
 )
 
-// BenchmarkCsumFile is sigcheck csum on a file beside what a user would
-// run instead, in the same run: xxhsum (-H0..-H3), sha256sum, b3sum (on
+// BenchmarkCsumFile is sigcheck csum on a file (and with reading and
+// summing in turn, tool=sigcheck-serial) beside what a user would run
+// instead, in the same run: xxhsum (-H0..-H3), sha256sum, b3sum (on
 // all cores, its default, and on one), and the limits: the same 1 MiB read
 // loop with no checksum (tool=read) and cat into /dev/null (tool=cat, a
 // process started and the file read: the floor of every external tool).
@@ -83,6 +84,11 @@ func BenchmarkCsumFile(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.Run("alg="+alg+"/tool=sigcheck", func(b *testing.B) {
+			run(b, func() error { _, _, err := checksumFile(e, a, path); return err })
+		})
+		b.Run("alg="+alg+"/tool=sigcheck-serial", func(b *testing.B) { // reading and summing in turn
+			defer func(m int64) { pipelineMin = m }(pipelineMin)
+			pipelineMin = 1 << 62
 			run(b, func() error { _, _, err := checksumFile(e, a, path); return err })
 		})
 		for _, p := range peers[alg] {

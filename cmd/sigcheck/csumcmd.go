@@ -132,6 +132,80 @@ func fileError(name string, err error) string {
 	return name + ": " + err.Error()
 }
 
+// readPiece is the unit of reading: large enough that a read costs
+// nothing beside its copy, small enough to stay in L2 between the read
+// and the checksum.
+const readPiece = 1 << 20
+
+// pipelineMin is the size from which checksumFile reads on a goroutine of
+// its own while it checksums the previous piece (and always for input of
+// unknown size): reading (a copy from the page cache, or a pipe) and
+// checksumming then overlap on two cores, and a slow checksum (sha256,
+// blake3) costs about max(read, sum) instead of read + sum. Below it, one
+// piece or two, a goroutine and three buffers cost more than they hide.
+// BenchmarkCsumFile's tool=sigcheck-serial rows set it out of reach.
+var pipelineMin int64 = 2 * readPiece
+
+// readSerial reads r to its end in readPiece pieces and hands each to
+// consume, and returns the number of bytes.
+func readSerial(r io.Reader, consume func([]byte)) (int64, error) {
+	buf := make([]byte, readPiece)
+	var n int64
+	for {
+		k, err := r.Read(buf)
+		consume(buf[:k])
+		n += int64(k)
+		if err == io.EOF {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
+		}
+	}
+}
+
+// readPipelined is readSerial with the reading on a goroutine of its own,
+// three pieces in flight: one read, one checksummed, one waiting. The
+// goroutine has ended when it returns.
+func readPipelined(r io.Reader, consume func([]byte)) (int64, error) {
+	type piece struct {
+		b   []byte
+		err error // io.EOF after the last piece
+	}
+	full := make(chan piece, 2)
+	free := make(chan []byte, 3)
+	for range 3 {
+		free <- make([]byte, readPiece)
+	}
+	go func() {
+		for b := range free {
+			k, err := io.ReadFull(r, b)
+			if err == io.ErrUnexpectedEOF {
+				err = io.EOF
+			}
+			full <- piece{b[:k], err}
+			if err != nil {
+				close(full)
+				return
+			}
+		}
+	}()
+	var n int64
+	for p := range full {
+		consume(p.b)
+		n += int64(len(p.b))
+		if p.err != nil {
+			close(free) // the reader has returned: nothing waits on free
+			if p.err == io.EOF {
+				return n, nil
+			}
+			return n, p.err
+		}
+		free <- p.b[:cap(p.b)]
+	}
+	panic("unreachable: the reader closes full only after an error piece")
+}
+
 // checksumFile streams a file (or standard input for "-") through a, with
 // a progress bar on standard error for large files.
 func checksumFile(e *env, a *csum.Algorithm, name string) (csum.Hash, int64, error) {
@@ -158,19 +232,19 @@ func checksumFile(e *env, a *csum.Algorithm, name string) (csum.Hash, int64, err
 	h := a.NewFor(total)
 	bar := progress.New(e.stderr, a.Name+" "+name, total, "B")
 	defer bar.Done()
-	buf := make([]byte, 1<<20)
+	consume := func(p []byte) {
+		h.Write(p)
+		bar.Add(int64(len(p)))
+	}
 	var n int64
-	for {
-		k, err := r.Read(buf)
-		h.Write(buf[:k])
-		n += int64(k)
-		bar.Add(int64(k))
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, 0, err
-		}
+	var err error
+	if total >= 0 && total < pipelineMin {
+		n, err = readSerial(r, consume)
+	} else {
+		n, err = readPipelined(r, consume)
+	}
+	if err != nil {
+		return nil, 0, err
 	}
 	if total >= 0 && n != total {
 		return nil, 0, fmt.Errorf("changed while being read (%d bytes, then %d)", total, n)
