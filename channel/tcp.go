@@ -7,9 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os"
 	"slices"
-	"strconv"
 	"sync"
 	"time"
 
@@ -42,45 +40,6 @@ type TCPConfig struct {
 	HandshakeTimeout time.Duration
 	// Options apply to the endpoint as to NewLocal's (WithHeldLimit).
 	Options []TransportOption
-}
-
-// Environment variables read by TCPConfigFromEnv.
-const (
-	EnvRank   = "SIGCHECK_RANK"
-	EnvSize   = "SIGCHECK_SIZE"
-	EnvRoot   = "SIGCHECK_ROOT"
-	EnvSecret = "SIGCHECK_SECRET"
-)
-
-// TCPConfigFromEnv reads the configuration from the environment: rank and
-// size from SIGCHECK_RANK and SIGCHECK_SIZE, or else from what mpirun
-// sets (OMPI_COMM_WORLD_RANK/SIZE for Open MPI, PMI_RANK/PMI_SIZE for
-// MPICH and Intel MPI), so that an MPI launcher can start the ranks; the
-// root address from SIGCHECK_ROOT and the secret from SIGCHECK_SECRET.
-func TCPConfigFromEnv() (TCPConfig, error) {
-	var cfg TCPConfig
-	pick := func(what string, names ...string) (int, error) {
-		for _, n := range names {
-			if v, ok := os.LookupEnv(n); ok {
-				i, err := strconv.Atoi(v)
-				if err != nil {
-					return 0, fmt.Errorf("channel: %s=%q: not a number", n, v)
-				}
-				return i, nil
-			}
-		}
-		return 0, fmt.Errorf("channel: no %s in the environment (set %s)", what, names[0])
-	}
-	var err error
-	if cfg.Rank, err = pick("rank", EnvRank, "OMPI_COMM_WORLD_RANK", "PMI_RANK"); err != nil {
-		return cfg, err
-	}
-	if cfg.Size, err = pick("size", EnvSize, "OMPI_COMM_WORLD_SIZE", "PMI_SIZE"); err != nil {
-		return cfg, err
-	}
-	cfg.Root = os.Getenv(EnvRoot)
-	cfg.Secret = []byte(os.Getenv(EnvSecret))
-	return cfg, nil
 }
 
 func (cfg *TCPConfig) check() error {
