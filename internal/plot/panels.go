@@ -35,6 +35,10 @@ type Panel struct {
 	Zero bool
 }
 
+// ErrNoData is returned for panels with nothing to draw: no series with
+// a point of positive size (and, on a log axis, positive value).
+var ErrNoData = errors.New("nothing to draw")
+
 // ErrFormat is returned for a file name whose extension is none of
 // .svg, .png and .pdf.
 var ErrFormat = errors.New("unknown image format (want .svg, .png or .pdf)")
@@ -58,10 +62,15 @@ func SizePanels(w io.Writer, format, title string, panels []Panel) error {
 	return sizePanels(w, format, title, panels, SizeLabel)
 }
 
-func sizePanels(w io.Writer, format, title string, panels []Panel, label func(int64) string) error {
-	if len(panels) == 0 {
-		return errors.New("no panels to draw")
-	}
+func sizePanels(w io.Writer, format, title string, panels []Panel, label func(int64) string) (err error) {
+	defer func() {
+		// gonum panics on what it cannot draw (a log axis through 0); the
+		// points are filtered so that it should not, and if it still
+		// does, the caller gets an error, not a crash after a long run.
+		if r := recover(); r != nil {
+			err = fmt.Errorf("cannot draw the figure: %v", r)
+		}
+	}()
 	type style struct {
 		c      color.Color
 		dashes []vg.Length
@@ -86,8 +95,8 @@ func sizePanels(w io.Writer, format, title string, panels []Panel, label func(in
 	}
 	side := len(names) > 4
 	inLegend := map[string]bool{}
-	plots := make([]*gplot.Plot, len(panels))
-	for i, pn := range panels {
+	var plots []*gplot.Plot
+	for _, pn := range panels {
 		p := gplot.New()
 		p.Title.Text = pn.Title
 		p.Title.TextStyle.Font.Size = vg.Points(11)
@@ -105,13 +114,7 @@ func sizePanels(w io.Writer, format, title string, panels []Panel, label func(in
 			p.Y.Tick.Marker = linTicks{}
 		}
 		p.Add(plotter.NewGrid())
-		if pn.Zero {
-			if zero, err := plotter.NewLine(plotter.XYs{{X: xMin(pn), Y: 0}, {X: xMax(pn), Y: 0}}); err == nil {
-				zero.Color = color.Gray{Y: 0x60}
-				zero.Dashes = []vg.Length{vg.Points(3), vg.Points(3)}
-				p.Add(zero)
-			}
-		}
+		lo, hi := math.Inf(1), math.Inf(-1) // the sizes drawn
 		for _, s := range pn.Series {
 			var pts plotter.XYs
 			for j, x := range s.X {
@@ -123,6 +126,7 @@ func sizePanels(w io.Writer, format, title string, panels []Panel, label func(in
 					y = math.Log10(y)
 				}
 				pts = append(pts, plotter.XY{X: x, Y: y})
+				lo, hi = math.Min(lo, x), math.Max(hi, x)
 			}
 			if len(pts) == 0 {
 				continue
@@ -140,16 +144,34 @@ func sizePanels(w io.Writer, format, title string, panels []Panel, label func(in
 				inLegend[s.Name] = true
 			}
 		}
-		if i == 0 && !side {
+		if lo > hi {
+			continue // nothing to draw in this panel (a run stopped before its second layer)
+		}
+		if pn.Zero {
+			if zero, err := plotter.NewLine(plotter.XYs{{X: lo, Y: 0}, {X: hi, Y: 0}}); err == nil {
+				zero.Color = color.Gray{Y: 0x60}
+				zero.Dashes = []vg.Length{vg.Points(3), vg.Points(3)}
+				p.Add(zero)
+			}
+		}
+		if len(plots) == 0 && !side {
 			p.Legend = legend
 			p.Legend.XOffs, p.Legend.YOffs = vg.Points(6), -vg.Points(6)
+		}
+		if lo == hi {
+			// One size: a range around it, or gonum widens 1..1 to 0..2
+			// and a log axis cannot reach 0.
+			p.X.Min, p.X.Max = lo/2, hi*2
 		}
 		if pn.LogY {
 			padLog(&p.Y)
 		} else if p.Y.Min > 0 {
 			p.Y.Min = 0 // a linear axis of positive values starts at 0, or its slopes mislead
 		}
-		plots[i] = p
+		plots = append(plots, p)
+	}
+	if len(plots) == 0 {
+		return ErrNoData
 	}
 	const panelW, panelH, titleH = 4.2 * vg.Inch, 3.4 * vg.Inch, 0.35 * vg.Inch
 	var legendW vg.Length
@@ -164,7 +186,7 @@ func sizePanels(w io.Writer, format, title string, panels []Panel, label func(in
 	ts.XAlign, ts.YAlign = draw.XCenter, draw.YTop
 	// A figure is at least as wide as its title; the panels share what
 	// the legend leaves.
-	width, height := max(panelW*vg.Length(len(panels))+legendW, ts.Width(title)+vg.Points(24)), panelH+titleH
+	width, height := max(panelW*vg.Length(len(plots))+legendW, ts.Width(title)+vg.Points(24)), panelH+titleH
 	var (
 		canvas vg.CanvasWriterTo
 		dc     draw.Canvas
@@ -190,33 +212,13 @@ func sizePanels(w io.Writer, format, title string, panels []Panel, label func(in
 		legend.YOffs = -vg.Points(30)
 		legend.Draw(draw.Crop(dc, width-legendW+vg.Points(8), 0, 0, -titleH))
 	}
-	tiles := draw.Tiles{Rows: 1, Cols: len(panels), PadX: vg.Points(14), PadLeft: vg.Points(6),
+	tiles := draw.Tiles{Rows: 1, Cols: len(plots), PadX: vg.Points(14), PadLeft: vg.Points(6),
 		PadRight: vg.Points(10), PadBottom: vg.Points(4)}
 	for i, p := range plots {
 		p.Draw(tiles.At(body, i, 0))
 	}
-	_, err := canvas.WriteTo(w)
+	_, err = canvas.WriteTo(w)
 	return err
-}
-
-func xMin(p Panel) float64 {
-	m := math.Inf(1)
-	for _, s := range p.Series {
-		for _, x := range s.X {
-			m = math.Min(m, x)
-		}
-	}
-	return m
-}
-
-func xMax(p Panel) float64 {
-	m := math.Inf(-1)
-	for _, s := range p.Series {
-		for _, x := range s.X {
-			m = math.Max(m, x)
-		}
-	}
-	return m
 }
 
 // padLog widens an axis of decimal logarithms to whole powers of ten

@@ -136,3 +136,33 @@ func TestLinTicks(t *testing.T) {
 		}
 	}
 }
+
+// Panels with nothing drawable are left out, and a figure with nothing
+// at all is ErrNoData; a single size (a run stopped after its first
+// row) draws; nothing panics.
+func TestSizePanelsLeaveOutEmpty(t *testing.T) {
+	one := Series{Name: "none", X: []float64{1}, Y: []float64{2.5}}
+	var b bytes.Buffer
+	err := SizePanels(&b, "png", "cut short", []Panel{
+		{Title: "latency", YLabel: "µs", LogY: true, Series: []Series{one}},
+		{Title: "overhead", YLabel: "%", Zero: true, Series: []Series{{Name: "checksum"}}},
+		{Title: "overhead", YLabel: "%", Zero: true, Series: []Series{{Name: "merkle", X: []float64{1}, Y: []float64{-12}}}},
+		{Title: "zeros", YLabel: "GB/s", LogY: true, Series: []Series{{Name: "none", X: []float64{0, 4}, Y: []float64{1, 0}}}},
+	})
+	if err != nil {
+		t.Fatal(err) // gonum's panic on a one-size log axis came out here
+	}
+	img, err := png.Decode(&b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := img.Bounds(); r.Dx() > 3*r.Dy() || r.Dx() < r.Dy() {
+		t.Errorf("%v: want the two panels that have data", r)
+	}
+	if err := SizePanels(&bytes.Buffer{}, "svg", "empty", []Panel{{Title: "x", Series: []Series{{Name: "a"}}}}); !errors.Is(err, ErrNoData) {
+		t.Errorf("empty: %v", err)
+	}
+	if err := SizePanels(&bytes.Buffer{}, "svg", "none", nil); !errors.Is(err, ErrNoData) {
+		t.Errorf("no panels: %v", err)
+	}
+}
