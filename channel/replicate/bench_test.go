@@ -3,8 +3,10 @@ package replicate_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/sigcheck/sigcheck/channel"
 	"github.com/sigcheck/sigcheck/channel/replicate"
@@ -105,6 +107,35 @@ func BenchmarkJacobi(b *testing.B) {
 					}
 				})
 			}
+		}
+	}
+}
+
+// BenchmarkJacobiOverhead runs plain×r and MsgPlusHash at r in turns,
+// each iteration one of each, and reports the median of the ratios of
+// each pair: on a machine shared with other work, the drift between two
+// sub-benchmarks run a minute apart swamps a 20 % difference; pairs run
+// back to back see the same load.
+func BenchmarkJacobiOverhead(b *testing.B) {
+	for _, tr := range []string{"local", "tcp"} {
+		for _, r := range []int{2, 3} {
+			b.Run(fmt.Sprintf("transport=%s/r=%d", tr, r), func(b *testing.B) {
+				var plain [][]channel.Comm
+				for range r {
+					plain = append(plain, endpoints(b, jacobiRanks, tr))
+				}
+				rep := [][]channel.Comm{replicated(b, jacobiRanks, r, tr, replicate.MsgPlusHash)}
+				var ratios []float64
+				for b.Loop() {
+					t0 := time.Now()
+					runAll(b, plain)
+					t1 := time.Now()
+					runAll(b, rep)
+					ratios = append(ratios, float64(time.Since(t1))/float64(t1.Sub(t0)))
+				}
+				slices.Sort(ratios)
+				b.ReportMetric(100*(ratios[len(ratios)/2]-1), "overhead-%")
+			})
 		}
 	}
 }
