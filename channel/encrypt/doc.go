@@ -2,11 +2,11 @@
 // machines where it may be read or altered on the way: every block that
 // leaves a node is sealed with AES-GCM, blocks inside a node go in the
 // clear. It implements the eight algorithms of Sadeghi Lahijani et al.,
-// "Efficient Algorithms for Encrypted All-gather Operation" (IPDPS 2021;
+// "Efficient Algorithms for Encrypted All-gather Operation" (
 // ../shared/papers/encrypted-allgather.txt) — Naive, O-Ring, O-RD, O-RD2,
 // C-Ring, C-RD, HS1 and HS2 — for any number of ranks p on any number of
 // nodes N (block or cyclic order, nodes of unequal size), and an Auto
-// that picks one by message size, p, N and ℓ.
+// that picks one by message size and ℓ, from measurements (Gatherer.Choose).
 //
 // Nodes. A node is one process holding ℓ ranks: each rank has its own
 // Comm (over TCP, ConnectTCP once per rank), and the process makes one

@@ -15,7 +15,7 @@ import (
 type Algorithm int
 
 const (
-	Auto  Algorithm = iota // the one Model.Predict prices lowest (WithAutoModel)
+	Auto  Algorithm = iota // HS1 or HS2, by the size of a node's data (Gatherer.Choose)
 	Naive                  // seal, all-gather the ciphertexts (RD), open p-1
 	ORing                  // ring; seal leaving a node, open entering one
 	ORD                    // RD; seal leaving a node, forward ciphertexts as they are
@@ -74,16 +74,12 @@ type Option func(*options)
 
 type options struct {
 	model *Model
-	auto  Model
 	wire  func(channel.Comm) channel.Comm // tests: an adversary on the wire
 }
 
 // WithModel adds m's predicted time to the counts of every all-gather
 // (Counts.Time).
 func WithModel(m Model) Option { return func(o *options) { o.model = &m } }
-
-// WithAutoModel makes Auto choose by m's prices instead of HereModel's.
-func WithAutoModel(m Model) Option { return func(o *options) { o.auto = m } }
 
 // Reserved step tags on the Gatherer's own duplicate of the Comm.
 const (
@@ -135,7 +131,6 @@ func New(ctx context.Context, c channel.Comm, keys KeySource, lay Layout, node *
 		return nil, fmt.Errorf("encrypt: no KeySource")
 	}
 	g := &Gatherer{rank: r, p: c.Size(), lay: lay, node: node, keys: keys, links: map[int]*link{}}
-	g.opt.auto = HereModel
 	for _, o := range opts {
 		o(&g.opt)
 	}
@@ -152,16 +147,26 @@ func New(ctx context.Context, c channel.Comm, keys KeySource, lay Layout, node *
 // Layout returns the layout the Gatherer runs on.
 func (g *Gatherer) Layout() Layout { return g.lay }
 
-// Choose returns the algorithm Auto takes for blocks of m bytes.
+// Choose returns the algorithm Auto takes for blocks of m bytes: HS1
+// while a node's data (ℓ·m, ℓ its largest node's ranks) is under
+// hs1Max, HS2 from there. On this machine, over TCP processes and in one
+// process (p=4 on N=2, p=8 on 4 cyclic, p=16 on 4; README), one of the
+// two was the fastest of the eight at every size measured, as on the
+// paper's Bridges-2 (Table VI): HS1 opens ⌈(N-1)/ℓ⌉ ciphertexts where HS2
+// opens N-1, which pays while messages are small, but its leader seals
+// the whole node's ℓm bytes alone, which costs once they are not. The
+// crossover measured between ℓm = 2 KiB and 64 KiB at p=8, between 32 KiB
+// and 512 KiB at p=4.
 func (g *Gatherer) Choose(m int) Algorithm {
-	best, bt := HS2, 0.0
-	for i, a := range Algorithms() {
-		if t := g.opt.auto.Predict(a, g.lay, m); i == 0 || t < bt {
-			best, bt = a, t
-		}
+	_, lmax := g.lay.PerNode()
+	if lmax*m < hs1Max {
+		return HS1
 	}
-	return best
+	return HS2
 }
+
+// hs1Max is the node data size (ℓ·m) from which Auto takes HS2.
+const hs1Max = 32 << 10
 
 // Allgather gives recv every rank's send (all of one length m), rank i's
 // at recv[i·m:], which must hold p·m bytes, by the algorithm Auto picks.

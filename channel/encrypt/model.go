@@ -49,7 +49,9 @@ var NolelandModel = Model{
 // closed form (Table II carried over to any p and N, with ⌈lg⌉ and the
 // largest node), the paper's upper estimate t_c + t_e + t_d, with the
 // communication split between intra- and inter-node links as the
-// algorithm's steps fall. Auto picks the algorithm it prices lowest.
+// algorithm's steps fall. (Auto does not choose by it: on this loaded
+// machine the measured ranking and the model's differ, and the measured
+// one decides; see Gatherer.Choose.)
 func (md Model) Predict(a Algorithm, l Layout, m int) float64 {
 	p, n := l.Size(), l.Nodes()
 	_, lmax := l.PerNode()
