@@ -319,7 +319,7 @@ func runManifest(e *env, args []string) error {
 	}
 	path := *out
 	if path == "" {
-		path = strings.TrimRight(args[0], string(filepath.Separator)) + manifestSuffix
+		path = defaultManifest(args[0])
 	}
 	ins, err := collect(args, path)
 	if err != nil {
@@ -406,8 +406,8 @@ func openSet(pos []string) (*set, error) {
 	var data, mpath string
 	switch len(pos) {
 	case 1:
-		data = strings.TrimRight(pos[0], string(filepath.Separator))
-		mpath = data + manifestSuffix
+		data = pos[0]
+		mpath = defaultManifest(data)
 		if isManifest(data) {
 			data, mpath = "", pos[0]
 		}
@@ -439,6 +439,19 @@ func openSet(pos []string) (*set, error) {
 		s.paths[0] = data
 	}
 	return s, nil
+}
+
+// defaultManifest returns where the manifest of p goes by default: beside
+// it, p.sigcheck ("." is the directory it names, so ./ goes beside the
+// current directory, in its parent).
+func defaultManifest(p string) string {
+	c := filepath.Clean(p)
+	if b := filepath.Base(c); b == "." || b == ".." || b == string(filepath.Separator) {
+		if a, err := filepath.Abs(c); err == nil && filepath.Dir(a) != a {
+			return filepath.Join(filepath.Dir(a), filepath.Base(a)+manifestSuffix)
+		}
+	}
+	return c + manifestSuffix
 }
 
 // isManifest says whether the file at p starts as a manifest does.

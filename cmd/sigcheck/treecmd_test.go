@@ -254,6 +254,15 @@ func TestManifestOfADirectory(t *testing.T) {
 	if o, _, code := sigcheck(t, "verify", "-json", set); code != 0 || strings.Count(o, `"ok":true`) != 4 {
 		t.Errorf("verify after repair: %d %q", code, o)
 	}
+	// "." is the directory it names: its manifest goes beside it.
+	t.Chdir(set)
+	os.Remove(filepath.Join(dir, "set.sigcheck"))
+	if o, e, code := sigcheck(t, "manifest", "."); code != 0 || !strings.Contains(o, "wrote "+filepath.Join(dir, "set.sigcheck")) {
+		t.Errorf("manifest .: %d %q %q", code, o, e)
+	}
+	if o, _, code := sigcheck(t, "verify", "."); code != 0 || strings.Count(o, "OK") != 3 {
+		t.Errorf("verify .: %d %q", code, o)
+	}
 	// Several files name themselves relative to the manifest; one outside
 	// its directory is refused.
 	if _, e, code := sigcheck(t, "manifest", "-o", filepath.Join(set, "m"), filepath.Join(set, "c.bin"), filepath.Join(dir, "set.sigcheck")); code != exitUsage || !strings.Contains(e, "is not under") {
