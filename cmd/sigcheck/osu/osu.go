@@ -45,6 +45,10 @@ func Protections() []string { return []string{"none", "checksum", "merkle"} }
 // MaxSize is the largest message size Run accepts.
 const MaxSize = 1 << 30
 
+// MaxWindowBytes bounds bw's window: messages in flight times their size
+// (the receiver keeps two windows of buffers).
+const MaxWindowBytes = 1 << 30
+
 // Config says what to measure. Every rank must pass the same one.
 type Config struct {
 	Op string
@@ -218,6 +222,15 @@ func (cfg *Config) Check(p int) error {
 	}
 	if cfg.Iters < 0 || cfg.Warmup < 0 || cfg.Window < 0 {
 		return bad("negative iterations or window")
+	}
+	if cfg.Op == Bandwidth {
+		// The receiver holds two windows of buffers: say no before
+		// asking the machine for terabytes.
+		for _, s := range cfg.Sizes {
+			if w := cfg.window(s); int64(w)*int64(s) > MaxWindowBytes {
+				return bad("a window of %d messages of %d bytes is more than %d MiB in flight", w, s, MaxWindowBytes>>20)
+			}
+		}
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package osu
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -184,6 +185,14 @@ func TestBadConfig(t *testing.T) {
 		if err := cfg.Check(3); !errors.Is(err, ErrConfig) || err.Error() != op+" runs between 2 ranks, not 3" {
 			t.Errorf("%s on 3 ranks: %v", op, err)
 		}
+	}
+	// A window no machine holds is refused, not allocated.
+	big := Config{Op: Bandwidth, Window: 1 << 20, Sizes: []int{8, 4096}}
+	if err := big.Check(2); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "1048576 messages of 4096 bytes") {
+		t.Errorf("a 4 GiB window: %v", err)
+	}
+	if ok := (Config{Op: Bandwidth, Sizes: []int{MaxSize}}); ok.Check(2) != nil {
+		t.Errorf("the largest size with the default window: %v", ok.Check(2))
 	}
 	// One rank is enough for the collectives.
 	if err := Run(context.Background(), eps[0], Config{Op: Allgather, Sizes: []int{8}, Iters: 2}, nil); err != nil {
