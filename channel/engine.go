@@ -288,12 +288,14 @@ func (e *engine) arriveData(src int, h wire.Header, fill func([]byte) error) err
 			m.stamp = st
 			delete(e.stamps, k)
 		}
+		stamped := h.Flags&flagStamped != 0
 		if p := e.prot[h.Ctx]; p != nil && src != e.rank {
 			g, err := newGuard(p, h)
 			if err != nil {
 				e.mu.Unlock()
 				return err
 			}
+			g.needStamp = stamped && !m.stamp.ok
 			m.g = g
 		}
 		e.bind(m)
@@ -302,6 +304,13 @@ func (e *engine) arriveData(src int, h wire.Header, fill func([]byte) error) err
 		}
 		e.inflight[k] = m
 	case wire.KindData:
+		if m != nil && m.g != nil && m.g.probed {
+			// Taken as lost at the sender's probe, and asked again: a
+			// frame that was only late is dropped.
+			e.mu.Unlock()
+			_, err := readSmall(h.Plen, fill)
+			return err
+		}
 		if m == nil || h.Offset != m.got || h.Total != m.total || m.g != nil && m.g.dataDone {
 			e.mu.Unlock()
 			return fmt.Errorf("%w: rank %d: frame at %d of %d for message %d, which is not expecting it", ErrProtocol, src, h.Offset, h.Total, h.ID)

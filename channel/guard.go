@@ -1,6 +1,7 @@
 package channel
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -21,6 +22,11 @@ type guard struct {
 	p         *protection
 	dataDone  bool
 	discarded bool // the receiver threw the message away and told its sender
+	probed    bool // the sender's probe found the data short: the rest was taken as lost
+
+	needStamp bool // a datatype stamp goes with the message and has not come whole
+	waitStamp bool // the message is verified and waits for its stamp
+	stampAsks int  // times the stamp was asked for
 
 	// checksum
 	alg   *csum.Algorithm
@@ -56,14 +62,14 @@ func newGuard(p *protection, h wire.Header) (*guard, error) {
 	g := &guard{p: p}
 	switch p.mode {
 	case modeChecksum:
-		if g.alg = algByIndex(h.Flags); g.alg == nil {
-			return nil, fmt.Errorf("%w: checksum algorithm %d", ErrProtocol, h.Flags)
+		if g.alg = algByIndex(h.Flags &^ flagStamped); g.alg == nil {
+			return nil, fmt.Errorf("%w: checksum algorithm %d", ErrProtocol, h.Flags&^flagStamped)
 		}
 	case modeMerkle:
 		if h.Total/int64(p.seg) > 1<<40 {
 			return nil, fmt.Errorf("%w: %d bytes in %d-byte segments", ErrProtocol, h.Total, p.seg)
 		}
-		if h.Flags == flagRootInline {
+		if h.Flags&^flagStamped == flagRootInline {
 			g.root, g.haveRoot = csum.Value{Lo: h.Sum}, true
 		}
 	}
@@ -86,8 +92,7 @@ func (g *guard) discard(e *engine, m *message, reason byte) {
 		return
 	}
 	g.discarded = true
-	g.control(e, m, wire.KindVerdict, []byte{verdictDiscarded, reason})
-	e.remember(m, g.last)
+	g.final(e, m, []byte{verdictDiscarded, reason})
 	if g.dataDone {
 		e.complete(m, errDiscarded)
 	}
@@ -105,7 +110,7 @@ func (g *guard) onData(e *engine, buf []byte, h wire.Header) {
 	switch g.p.mode {
 	case modeChecksum:
 		p := buf[h.Offset:]
-		if fold(g.alg.Sum(p)) != h.Sum || h.Flags != algIndex(g.alg) {
+		if fold(g.alg.Sum(p)) != h.Sum || h.Flags&^flagStamped != algIndex(g.alg) {
 			e.stats.detected.Add(1)
 			g.bad = append(g.bad, span{h.Offset, int64(len(p))})
 		}
@@ -479,29 +484,109 @@ func (g *guard) control(e *engine, m *message, kind byte, payload []byte) {
 	e.ctl.push(m.src, h, payload)
 }
 
-// resendLast answers a KindAgain. Under e.mu.
+// resendLast answers a KindAgain: the sender's last control frame came
+// corrupted, or none came (the sender's probe). Under e.mu.
 func (g *guard) resendLast(e *engine, m *message) {
-	if g.last.h.Kind != 0 {
+	switch {
+	case g.last.h.Kind != 0:
 		g.ctl++
 		e.ctl.push(g.last.dst, g.last.h, g.last.payload)
+	case !g.dataDone:
+		g.lostTail(e, m)
+	case g.p.mode == modeMerkle && !g.haveRoot:
+		g.control(e, m, wire.KindAsk, []byte{askRoot}) // the trailer was lost
 	}
 }
 
+// lostTail takes the bytes of m that have not come when the sender's
+// probe does as lost: links keep order, so every frame sent before the
+// probe is in. They are then repaired as corrupted ones are: resent
+// chunks, or the segments the descent finds. Under e.mu.
+func (g *guard) lostTail(e *engine, m *message) {
+	if !m.direct && m.total > e.limit {
+		g.fail(e, m, fmt.Errorf("%d of %d bytes lost, more than this rank holds (WithHeldLimit)", m.total-m.got, m.total))
+		return
+	}
+	if !m.direct && int64(cap(m.own)) < m.total {
+		grown := make([]byte, len(m.own), m.total)
+		copy(grown, m.own)
+		m.own = grown
+	}
+	if !m.direct {
+		m.own = m.own[:m.total]
+	}
+	if g.p.mode == modeChecksum {
+		for off := m.got; off < m.total; off += int64(g.p.chunk) {
+			g.bad = append(g.bad, span{off, min(int64(g.p.chunk), m.total-off)})
+		}
+	}
+	e.stats.detected.Add(1)
+	g.probed = true
+	m.got = m.total
+	g.dataDone = true
+	g.step(e, m)
+}
+
+// onStamp takes the message's datatype stamp, asked for again. Under e.mu.
+func (g *guard) onStamp(e *engine, m *message, st stamp) {
+	m.stamp = st
+	if !st.ok {
+		e.stats.detected.Add(1)
+		return // asked again when the message is verified, or now:
+	}
+	g.needStamp = false
+	if g.waitStamp {
+		g.waitStamp = false
+		g.accept(e, m)
+	}
+}
+
+// accept ends a verified message: once its datatype stamp, if it has one,
+// has come whole (it is asked for again, a few times, before the message
+// fails on both sides).
 func (g *guard) accept(e *engine, m *message) {
-	g.control(e, m, wire.KindVerdict, okVerdict)
-	e.remember(m, g.last)
+	if g.needStamp || m.stamp.b != nil && !m.stamp.ok {
+		if g.stampAsks++; g.stampAsks > 3 {
+			g.fail(e, m, errors.New("its datatype stamp never came whole"))
+			return
+		}
+		g.needStamp, g.waitStamp = true, true
+		g.control(e, m, wire.KindAsk, []byte{askStamp})
+		return
+	}
+	g.final(e, m, okVerdict)
 	e.complete(m, nil)
 }
 
 func (g *guard) fail(e *engine, m *message, err error) {
-	g.control(e, m, wire.KindVerdict, failVerdict)
-	e.remember(m, g.last)
+	g.final(e, m, failVerdict)
 	e.stats.bad.Add(1)
 	e.complete(m, fmt.Errorf("%w: message %d from rank %d: %v", ErrCorrupted, m.id, m.src, err))
 }
 
-// The payloads of verdicts, shared: frames never write into their payloads.
-var okVerdict, failVerdict = []byte{verdictOK}, []byte{verdictFail}
+// final sends the final verdict (body) three times over (flagTriple),
+// and remembers it for a sender that asks again. Under e.mu.
+func (g *guard) final(e *engine, m *message, body []byte) {
+	g.ctl++
+	h := wire.Header{Kind: wire.KindVerdict, Ctx: m.ctx, Tag: m.tag, ID: m.id, Total: m.total, Flags: flagTriple}
+	p := triples[string(body)]
+	if p == nil {
+		p = bytes.Repeat(body, 3)
+	}
+	g.last = ctlFrame{m.src, h, p}
+	e.ctl.push(m.src, h, p)
+	e.remember(m, g.last)
+}
+
+// The bodies of verdicts, and the payloads of the common final ones,
+// shared: frames never write into their payloads.
+var (
+	okVerdict, failVerdict = []byte{verdictOK}, []byte{verdictFail}
+	triples                = map[string][]byte{
+		string(okVerdict):   bytes.Repeat(okVerdict, 3),
+		string(failVerdict): bytes.Repeat(failVerdict, 3),
+	}
+)
 
 // remember keeps the final verdict of a finished message for a while: if
 // it reaches the sender corrupted, the sender asks for it again after the

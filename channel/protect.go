@@ -9,6 +9,7 @@ import (
 	"math/bits"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/zeebo/xxh3"
 
@@ -259,7 +260,18 @@ func (p *pending) fail(err error) {
 	p.mu.Unlock()
 }
 
-func (p *pending) next(ctx context.Context) (ctlEvent, error) {
+// errNoWord: nothing came within the wait given to next.
+var errNoWord = errors.New("channel: no word from the receiver")
+
+// next returns the next control event, waiting for it at most wait
+// (errNoWord) or until ctx is done.
+func (p *pending) next(ctx context.Context, wait time.Duration) (ctlEvent, error) {
+	var timer *time.Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
 	for {
 		p.mu.Lock()
 		if len(p.q) > 0 {
@@ -279,8 +291,13 @@ func (p *pending) next(ctx context.Context) (ctlEvent, error) {
 		if err != nil {
 			return ctlEvent{}, err
 		}
+		if timer == nil {
+			timer = time.NewTimer(wait)
+		}
 		select {
 		case <-wake:
+		case <-timer.C:
+			return ctlEvent{}, errNoWord
 		case <-ctx.Done():
 			return ctlEvent{}, ctx.Err()
 		}
@@ -340,6 +357,57 @@ func merkleChunk(seg int) int { return max(seg, MaxFrame/seg*seg) }
 // that its Sum is the root (64-bit hashes): no trailer follows.
 const flagRootInline = 1
 
+// flagStamped, in the flags of a protected message's frames, says that a
+// datatype stamp goes with it (Typed): a receiver that has none, or a
+// corrupted one, asks for it again before it accepts the message.
+const flagStamped = 0x80
+
+// flagTriple, in the flags of a verdict, says that its payload is the
+// final verdict written three times: when the payload check fails, the
+// sender takes the copy whose triple has the check the header (which has
+// a check of its own) carries, so that a verdict damaged on the way still
+// ends the transfer with the outcome the receiver decided — the two
+// sides agree without a round trip more. (Resend lists are asked for
+// again instead.)
+const flagTriple = 1
+
+// untriple returns the body of a triple payload whose check is sum: the
+// payload's first third if it is whole, else the copy, if any, that
+// tripled has that check.
+func untriple(p []byte, sum uint64, ok bool) ([]byte, bool) {
+	if len(p) == 0 || len(p)%3 != 0 {
+		return nil, false
+	}
+	n := len(p) / 3
+	if ok {
+		return p[:n], true
+	}
+	for c := range 3 {
+		body := p[c*n : (c+1)*n]
+		if xxh3.Hash(bytes.Repeat(body, 3)) == sum {
+			return body, true
+		}
+	}
+	return nil, false
+}
+
+// probeFirst and probeMax time the sender's probes: a protected send
+// that has heard nothing from its receiver for probeFirst after its last
+// frame asks again (KindAgain), as if a control frame had come
+// corrupted; the receiver answers with its last control frame or, if it
+// has said nothing yet, takes the rest of the message as lost (links
+// keep order: every frame sent before the probe has come) and asks for
+// it. The wait doubles up to probeMax; after maxProbes the send fails.
+// One lost frame costs one round trip after the timer, not a deadline.
+const (
+	probeFirst = 250 * time.Millisecond
+	probeMax   = 2 * time.Second
+	maxProbes  = 6
+)
+
+// askStamp, in a KindAsk, asks for the message's datatype stamp again.
+const askStamp = 2
+
 // Directions of KindAgain, in its Offset field.
 const (
 	againToSender   = 0
@@ -356,6 +424,7 @@ type sender struct {
 	alg   *csum.Algorithm
 	t     *tree.Tree
 	last  ctlFrame // the last control frame sent, for KindAgain
+	stamp []byte   // the datatype stamp sent ahead of the message, if any (asked again)
 	eager bool     // data is the sender's own copy (eager send)
 	ps    pending  // its state in e.sends: one allocation for both
 }
@@ -380,7 +449,7 @@ func (e *engine) sendProtected(ctx context.Context, p *protection, ctxID uint32,
 	if err := e.ready(ctx, dst); err != nil {
 		return err
 	}
-	s := &sender{e: e, p: p, dst: dst, data: data,
+	s := &sender{e: e, p: p, dst: dst, data: data, stamp: stamp,
 		h: wire.Header{Kind: wire.KindMsg, Ctx: ctxID, Tag: tag, ID: e.nextID.Add(1), Total: int64(len(data))}}
 	k := msgKey{dst, s.h.ID}
 	ps := &s.ps
@@ -540,7 +609,7 @@ func (s *sender) transmit(ctx context.Context) error {
 	switch s.p.mode {
 	case modeChecksum:
 		s.alg = s.p.alg
-		h.Flags = algIndex(s.alg)
+		h.Flags = algIndex(s.alg) | s.stampFlag()
 		return s.e.sendData(ctx, s.dst, h, s.data, s.p.chunk, func(_ int64, p []byte) uint64 {
 			return fold(s.alg.Sum(p))
 		})
@@ -556,7 +625,7 @@ func (s *sender) transmit(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		h.Flags, h.Sum, h.Plen = flagRootInline, root.Lo, len(s.data)
+		h.Flags, h.Sum, h.Plen = flagRootInline|s.stampFlag(), root.Lo, len(s.data)
 		return s.e.frame(ctx, s.dst, &h, s.data)
 	}
 	t, err := tree.New(int64(len(s.data)), s.p.treeOpts...)
@@ -564,6 +633,7 @@ func (s *sender) transmit(ctx context.Context) error {
 		return err
 	}
 	s.t = t
+	h.Flags = s.stampFlag()
 	err = s.e.sendData(ctx, s.dst, h, s.data, chunk, func(off int64, p []byte) uint64 {
 		end := off + int64(len(p))
 		lo, hi := int(off/int64(seg)), int((end+int64(seg)-1)/int64(seg))
@@ -597,6 +667,14 @@ func (s *sender) transmit(ctx context.Context) error {
 		}
 	}
 	return s.sendTrailer(ctx)
+}
+
+// stampFlag is flagStamped if a stamp goes with the message.
+func (s *sender) stampFlag() byte {
+	if s.stamp != nil {
+		return flagStamped
+	}
+	return 0
 }
 
 func (s *sender) ctlHeader(kind byte) wire.Header {
@@ -636,14 +714,29 @@ func (s *sender) await(ctx context.Context, ps *pending) error {
 	if s.p.mode == modeMerkle {
 		limit += 4 * treeDepth(int64(len(s.data)), s.p.seg) * s.p.rounds
 	}
+	wait, probes := probeFirst, 0
 	for n := 0; n <= limit; n++ {
-		ev, err := ps.next(ctx)
+		ev, err := ps.next(ctx, wait)
+		if errors.Is(err, errNoWord) {
+			if probes++; probes > maxProbes {
+				s.e.abandon(s.dst, &s.h)
+				return fmt.Errorf("%w: message %d to rank %d: no word from the receiver after %d probes", ErrCorrupted, s.h.ID, s.dst, maxProbes)
+			}
+			wait = min(2*wait, probeMax)
+			h := s.ctlHeader(wire.KindAgain)
+			h.Offset = againToReceiver
+			if err := s.control(ctx, h, nil, false); err != nil {
+				return err
+			}
+			continue
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				s.e.abandon(s.dst, &s.h)
 			}
 			return err
 		}
+		wait, probes = probeFirst, 0
 		if !ev.ok { // counted on arrival
 			h := s.ctlHeader(wire.KindAgain)
 			h.Offset = againToReceiver
@@ -764,6 +857,12 @@ func (s *sender) parseResend(b []byte) ([][2]int64, error) {
 
 // ask answers the receiver's descent.
 func (s *sender) ask(ctx context.Context, b []byte) error {
+	if len(b) > 0 && b[0] == askStamp {
+		if s.stamp == nil {
+			return fmt.Errorf("%w: rank %d asks for the stamp of a message without one", ErrProtocol, s.dst)
+		}
+		return s.e.sendStamp(ctx, s.dst, &s.h, s.stamp)
+	}
 	t := s.merkleTree()
 	if t == nil || len(b) == 0 {
 		return fmt.Errorf("%w: a question from rank %d about a message without a tree", ErrProtocol, s.dst)
@@ -795,6 +894,15 @@ func (e *engine) arriveControl(src int, h wire.Header, payload []byte, ok bool) 
 		e.stats.detected.Add(1)
 	}
 	if h.Kind == wire.KindStamp {
+		if len(payload) > maxStampSize {
+			return fmt.Errorf("%w: rank %d sent a datatype stamp of %d bytes, the limit is %d", ErrProtocol, src, len(payload), maxStampSize)
+		}
+		if m := e.inflight[k]; m != nil { // asked again
+			if m.g != nil && !m.g.discarded {
+				m.g.onStamp(e, m, stamp{payload, ok})
+			}
+			return nil
+		}
 		if e.stamps == nil {
 			e.stamps = map[msgKey]stamp{}
 		}
@@ -811,6 +919,9 @@ func (e *engine) arriveControl(src int, h wire.Header, payload []byte, ok bool) 
 	if toSender {
 		if ps := e.sends[k]; ps != nil {
 			ev := ctlEvent{h.Kind, payload, ok}
+			if h.Kind == wire.KindVerdict && h.Flags == flagTriple {
+				ev.payload, ev.ok = untriple(payload, h.Sum, ok)
+			}
 			if ps.eager != nil && !ps.started && ev.isOK() {
 				e.eagerEnd(k, ps, nil) // the usual end of an eager send: no goroutine
 				return nil
