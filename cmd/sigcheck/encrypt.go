@@ -13,6 +13,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"os/signal"
 	"slices"
 	"strconv"
 	"strings"
@@ -144,6 +145,10 @@ func runEncAllgather(e *env, args []string) error {
 	} else {
 		err = encLaunch(ctx, e, lay, o, args, res)
 	}
+	if err != nil && ctx.Err() != nil {
+		res.print(e.stdout)
+		return &interruptedError{fmt.Sprintf("%d of %d measurements made", len(res.rows), len(o.sizes)*len(encVariants(o.algs)))}
+	}
 	if err != nil {
 		return err
 	}
@@ -152,7 +157,7 @@ func runEncAllgather(e *env, args []string) error {
 
 // interruptible is a context that Ctrl-C ends.
 func interruptible() (context.Context, func()) {
-	return context.WithCancel(context.Background())
+	return signal.NotifyContext(context.Background(), os.Interrupt)
 }
 
 // encLocal runs every node in this process over NewLocal.
@@ -493,10 +498,28 @@ func (r *encResults) best(size int) encRow {
 	return b
 }
 
+// complete returns the sizes whose every variant was measured.
+func (r *encResults) complete() []int {
+	var out []int
+	for _, size := range r.o.sizes {
+		n := 0
+		for _, row := range r.rows {
+			if row.size == size {
+				n++
+			}
+		}
+		if n == len(encVariants(r.o.algs)) {
+			out = append(out, size)
+		}
+	}
+	return out
+}
+
 func (r *encResults) print(w io.Writer) error {
+	sizes := r.complete()
 	if r.o.json {
 		enc := json.NewEncoder(w)
-		for _, size := range r.o.sizes {
+		for _, size := range sizes {
 			base, best := r.base(size), r.best(size)
 			for _, row := range r.rows {
 				if row.size != size {
@@ -540,7 +563,7 @@ func (r *encResults) print(w io.Writer) error {
 	}
 	head = append(head, "best", "", "auto", "")
 	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
-	for _, size := range r.o.sizes {
+	for _, size := range sizes {
 		base, best := r.base(size), r.best(size)
 		cells := []string{sizeLabel(size), fmt.Sprintf("%.1f", base.latency), strings.TrimPrefix(base.variant.name, "plain:")}
 		var auto encRow
@@ -568,7 +591,7 @@ func (r *encResults) print(w io.Writer) error {
 			head = append(head, a.Title())
 		}
 		fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
-		for _, size := range r.o.sizes {
+		for _, size := range sizes {
 			cells := []string{sizeLabel(size)}
 			for _, row := range r.encrypted(size) {
 				if row.variant.alg != encrypt.Auto {
@@ -583,7 +606,7 @@ func (r *encResults) print(w io.Writer) error {
 		fmt.Fprintf(w, "\n# the paper's six metrics on the critical path, largest over ranks (bytes of plaintext)\n")
 		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "size\talgorithm\t"+strings.Join(encrypt.MetricNames[:], "\t")+"\t")
-		for _, size := range r.o.sizes {
+		for _, size := range sizes {
 			for _, row := range r.encrypted(size) {
 				if row.variant.alg == encrypt.Auto {
 					continue
