@@ -105,13 +105,32 @@ var gf64 = sync.OnceValue(func() *gf64Tables {
 })
 
 func expTables(t *[8][256]uint64, n uint64) uint64 {
-	r := t[0][byte(n)]
-	for k := 1; n>>(8*k) != 0; k++ {
-		if b := byte(n >> (8 * k)); b != 0 {
-			r = Mul64(r, t[k][b])
+	// The non-zero bytes' powers, multiplied pairwise: the products of a
+	// level are independent, so the CPU overlaps them, and the chain is
+	// ⌈log2⌉ of the bytes long instead of one product per byte.
+	var v [8]uint64
+	c := 0
+	for k := 0; n != 0; k++ {
+		if b := byte(n); b != 0 {
+			v[c] = t[k][b]
+			c++
 		}
+		n >>= 8
 	}
-	return r
+	if c == 0 {
+		return 1
+	}
+	for c > 1 {
+		h := c / 2
+		for i := range h {
+			v[i] = Mul64(v[2*i], v[2*i+1])
+		}
+		if c&1 == 1 {
+			v[h] = v[c-1]
+		}
+		c -= h
+	}
+	return v[0]
 }
 
 // Exp64 returns α^n in GF(2^64): one table load per non-zero byte of n and
