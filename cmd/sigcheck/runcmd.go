@@ -583,8 +583,11 @@ func newTableRows(w io.Writer, cfg osu.Config, p int, inj *channel.Injector) *ta
 		fmt.Fprintln(w, "# inj/det/rep/bad: frames damaged / damaged parts caught / parts made right / messages delivered wrong;")
 		fmt.Fprintln(w, "# det and rep differ: damaged control frames are caught and asked again, not repaired (sigcheck run -h)")
 	}
-	head := []string{"size"}
-	t.widths = []int{8}
+	// As OSU prints: the header a comment ("# Size"), then the size in
+	// bytes, left-aligned, so that a script (or gnuplot) that reads OSU's
+	// output reads this too.
+	head := []string{"# Size"}
+	t.widths = []int{10}
 	col := func(h string, min int) {
 		head = append(head, h)
 		t.widths = append(t.widths, max(min, utf8.RuneCountInString(h)))
@@ -618,11 +621,12 @@ func newTableRows(w io.Writer, cfg osu.Config, p int, inj *channel.Injector) *ta
 func (t *tableRows) line(cells []string) {
 	var b strings.Builder
 	for i, c := range cells {
-		if i > 0 {
-			b.WriteString("  ")
+		pad := strings.Repeat(" ", max(0, t.widths[i]-utf8.RuneCountInString(c)))
+		if i == 0 {
+			b.WriteString(c + pad)
+			continue
 		}
-		b.WriteString(strings.Repeat(" ", max(0, t.widths[i]-utf8.RuneCountInString(c))))
-		b.WriteString(c)
+		b.WriteString("  " + pad + c)
 	}
 	b.WriteByte('\n')
 	io.WriteString(t.w, b.String())
@@ -653,7 +657,7 @@ func (t *tableRows) end() error {
 // was stopped) shows "-".
 func (t *tableRows) flush() {
 	m := t.cur
-	line := []string{sizeLabel(t.curSize)}
+	line := []string{strconv.Itoa(t.curSize)}
 	none, okNone := m["none"]
 	var mismatches uint64
 	for _, pr := range t.cfg.Protect {

@@ -74,7 +74,7 @@ func TestRunLocal(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	for _, want := range []string{"# sigcheck run latency: 2 ranks, transport local", "checksum", "× none", "mismatches", "70 KiB"} {
+	for _, want := range []string{"# sigcheck run latency: 2 ranks, transport local", "\n# Size    ", "checksum", "× none", "mismatches", "\n71680     "} {
 		if !strings.Contains(out, want) {
 			t.Errorf("no %q in\n%s", want, out)
 		}
@@ -337,7 +337,7 @@ func TestRunEndings(t *testing.T) {
 		if code != tc.code || strings.Count(out.String(), "\n") != tc.lines || !strings.HasSuffix(errOut.String(), tc.errSuffix) {
 			t.Errorf("%s: exit %d, stderr %q\n%s", tc.name, code, errOut.String(), out.String())
 		}
-		if tc.name == "rank fails mid-size" && !strings.Contains(out.String(), "16 B        1.50           -") {
+		if tc.name == "rank fails mid-size" && !strings.Contains(out.String(), "\n16                1.50           -") {
 			t.Errorf("%s: the partial size is not shown with '-' for what was not measured:\n%s", tc.name, out.String())
 		}
 	}
