@@ -15,6 +15,12 @@
 // and the accumulators are merged with the secret at 11 into the 64-bit
 // hash (and at 117 into the high half of the 128-bit one).
 //
+// CopyBlocks and CopyBlocksStream fuse a copy with the block kernel: each
+// stripe is loaded once, stored to the destination (with non-temporal
+// stores for the streaming one) and accumulated, so that csum's copy+XXH3
+// costs about what the copy alone does; a copy and the block kernel
+// taking turns in 2 KiB pieces ran at 0.61–0.79 of the copy at 1 MiB.
+//
 // (Seeded hashes of a few kilobytes, a Merkle tree's leaves, were tried
 // on these kernels too: 57 ns for a 2 KiB leaf against zeebo's 54, so the
 // tree keeps calling xxh3.HashSeed.)
