@@ -16,8 +16,11 @@ import (
 // every copy of a repeated unit (the proof is at gfd64). The earlier default,
 // gfd:w=16,m=4, detects any four substitutions but only up to 65535
 // elements: beyond, a run of 65535·k ints hashes as the same run of floats.
-// Concat and Repeat stay O(1) in the counts (tens to a few hundred ns; see
-// BenchmarkConcat and BenchmarkRepeat).
+// Concat and Repeat stay O(1) in the counts; at 10^12 elements they took
+// 52 and 64 ns against 9.4 and 21 ns for gfd:w=16,m=4 (BenchmarkConcat,
+// BenchmarkRepeat, one run, shared machine), the price of 64-bit products
+// instead of 16-bit log tables, while hashing an expanded signature got 8×
+// faster.
 const DefaultSpec = gfd64Spec
 
 // MinWidth is the narrowest element an algebra may keep: the low 6 bits of
