@@ -84,3 +84,28 @@ func TestUserMapCarries(t *testing.T) {
 		t.Errorf("a map of 3 replicas given for 2: %v", err)
 	}
 }
+
+// WithNodes places replicas on distinct nodes as a Noder transport would.
+func TestWithNodes(t *testing.T) {
+	nodes := []string{"a", "a", "b", "b", "c", "c"} // a launcher that fills each node in turn
+	nat := natives(t, "local", 6)
+	for i, c := range nat {
+		x, err := New(c, 3, WithNodes(NodeFunc(func(r int) string { return nodes[r] })))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { x.Close() })
+		m := x.Map()
+		if m.Place(i) != x.Map().Place(x.Native()) {
+			t.Fatal("native rank")
+		}
+		for v := range 2 {
+			if nodes[m.Native(v, 0)] == nodes[m.Native(v, 1)] || nodes[m.Native(v, 1)] == nodes[m.Native(v, 2)] || nodes[m.Native(v, 0)] == nodes[m.Native(v, 2)] {
+				t.Fatalf("rank %d has two replicas on one node", v)
+			}
+		}
+	}
+	if _, err := New(nat[0], 2, WithNodes(NodeFunc(func(int) string { return "one" }))); !errors.Is(err, ErrMap) {
+		t.Errorf("six ranks on one node, two replicas each: %v", err)
+	}
+}

@@ -86,6 +86,7 @@ type config struct {
 	proto      Protocol
 	alg        string
 	m          *Map
+	nodes      Noder
 	inj        *Injector
 	detectOnly bool
 	reference  int
@@ -102,6 +103,17 @@ func WithHash(name string) Option { return func(c *config) { c.alg = name } }
 // WithMap places the native ranks as m says, instead of Spread (when the
 // transport is a Noder) or Formula.
 func WithMap(m Map) Option { return func(c *config) { c.m = &m } }
+
+// WithNodes says which node each native rank runs on, for a transport
+// that knows it without implementing Noder (channel/mpi's Node, say):
+// the replicas are then placed by Spread, as for a Noder.
+func WithNodes(n Noder) Option { return func(c *config) { c.nodes = n } }
+
+// NodeFunc makes a function a Noder.
+type NodeFunc func(rank int) string
+
+// Node returns f(rank).
+func (f NodeFunc) Node(rank int) string { return f(rank) }
 
 // WithInjector flips bits in the application's send buffers (see
 // Injector).
@@ -186,7 +198,11 @@ func New(c channel.Comm, r int, opts ...Option) (*Comm, error) {
 		return nil, fmt.Errorf("replicate: %w", err)
 	}
 	var m Map
-	switch nd, ok := c.(Noder); {
+	nd, ok := c.(Noder)
+	if cfg.nodes != nil {
+		nd, ok = cfg.nodes, true
+	}
+	switch {
 	case cfg.m != nil:
 		m = *cfg.m
 	case ok:
