@@ -344,55 +344,62 @@ func encRank(ctx context.Context, lay encrypt.Layout, ep *channel.Endpoint, node
 		if iters == 0 {
 			iters = max(5, min(200, (64<<20)/max(1, p*m)))
 		}
-		for _, v := range encVariants(o.algs) {
-			call := func() (encrypt.Counts, error) {
-				switch {
-				case v.name == "channel":
-					return encrypt.Counts{}, channel.Allgather(ctx, ep, send, recv)
-				case v.plain:
-					return g.RunUnencrypted(ctx, v.alg, send, recv)
-				}
-				return g.Run(ctx, v.alg, send, recv)
+		vs := encVariants(o.algs)
+		call := func(v encVariant) (encrypt.Counts, error) {
+			switch {
+			case v.name == "channel":
+				return encrypt.Counts{}, channel.Allgather(ctx, ep, send, recv)
+			case v.plain:
+				return g.RunUnencrypted(ctx, v.alg, send, recv)
 			}
+			return g.Run(ctx, v.alg, send, recv)
+		}
+		worst := make([]encrypt.Counts, len(vs))
+		for i, v := range vs {
 			clear(recv)
-			c, err := call() // a warm-up, checked, whose counts are kept
+			c, err := call(v) // a warm-up, checked, whose counts are kept
 			if err != nil {
 				return fmt.Errorf("%s, %d B: %w", v.name, m, err)
 			}
 			if string(recv) != string(want) {
 				return fmt.Errorf("%s, %d B: the all-gather's result differs from what was sent", v.name, m)
 			}
-			worst, err := encMax(ctx, ep, c.Metrics(), c.Time)
-			if err != nil {
+			if worst[i], err = encMax(ctx, ep, c.Metrics(), c.Time); err != nil {
 				return err
 			}
-			samples := make([]float64, o.runs)
-			for run := range samples {
+		}
+		// The runs go round the variants, so that a burst of load on a
+		// shared machine falls on all of them alike, not on one.
+		samples := make([][]float64, len(vs))
+		for range o.runs {
+			for i, v := range vs {
 				if err := channel.Barrier(ctx, ep); err != nil {
 					return err
 				}
 				t0 := time.Now()
 				for range iters {
-					if _, err := call(); err != nil {
+					if _, err := call(v); err != nil {
 						return fmt.Errorf("%s, %d B: %w", v.name, m, err)
 					}
 				}
-				mean := float64(time.Since(t0).Microseconds()) / float64(iters)
+				mean := float64(time.Since(t0)) / float64(time.Microsecond) / float64(iters)
 				s, err := encMax(ctx, ep, [6]int64{}, mean)
 				if err != nil {
 					return err
 				}
-				samples[run] = s.Time
+				samples[i] = append(samples[i], s.Time)
+				if string(recv) != string(want) {
+					return fmt.Errorf("%s, %d B: the all-gather's result differs from what was sent", v.name, m)
+				}
 			}
-			if string(recv) != string(want) {
-				return fmt.Errorf("%s, %d B: the all-gather's result differs from what was sent", v.name, m)
-			}
-			if r == 0 && res != nil {
+		}
+		if r == 0 && res != nil {
+			for i, v := range vs {
 				choice := ""
 				if v.alg == encrypt.Auto && !v.plain && v.name != "channel" {
 					choice = g.Choose(m).String()
 				}
-				res.add(encRow{size: m, variant: v, latency: median(samples), counts: worst, predicted: worst.Time * 1e6, choice: choice})
+				res.add(encRow{size: m, variant: v, latency: median(samples[i]), counts: worst[i], predicted: worst[i].Time * 1e6, choice: choice})
 			}
 		}
 	}
