@@ -1,6 +1,11 @@
-// Package plot writes small, dependency-free SVG charts for the sigcheck
-// command: what a person would rather look at than read in a table. The
-// charts are plain SVG 1.1 that any browser shows.
+// Package plot draws the sigcheck command's charts: what a person would
+// rather look at than read in a table. Measures against message size
+// (SizePanels, Lines) are drawn with gonum.org/v1/plot, whose layout keeps
+// axis titles, tick labels and legends from colliding, as SVG, PNG or PDF;
+// the horizontal bar chart (Bars) is a small hand-written SVG.
+//
+// It is not a general plotting library: the x axis is always a message
+// size, base 2, and the styles are fixed.
 package plot
 
 import (
