@@ -27,9 +27,10 @@ type engine struct {
 	started    chan struct{} // closed once the engine is set up (Frames.Deliver waits)
 	nextID     atomic.Uint64
 	nextCtx    atomic.Uint32
-	eagerBytes atomic.Int64 // copies kept by eager protected sends
-	limit      int64        // WithHeldLimit
-	held       atomic.Int64 // bytes of unexpected messages' whole-length buffers, within limit
+	eagerBytes atomic.Int64  // copies kept by eager protected sends
+	limit      int64         // WithHeldLimit
+	probe      time.Duration // WithProbe
+	held       atomic.Int64  // bytes of unexpected messages' whole-length buffers, within limit
 	stats      counters
 	ctl        *ctlQueue // control frames, sent off the transport's goroutines
 
@@ -100,7 +101,7 @@ type recvReq struct {
 // waiting for the control goroutine to wake up — the difference between
 // a protected small message taking 2 and 10 µs in process.
 func newEngine(rank, size int, inline bool) *engine {
-	e := &engine{rank: rank, size: size, started: started, limit: DefaultHeldLimit}
+	e := &engine{rank: rank, size: size, started: started, limit: DefaultHeldLimit, probe: DefaultProbe}
 	e.init(inline)
 	return e
 }

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/sigcheck/sigcheck/internal/wire"
 )
@@ -64,6 +65,17 @@ type TransportOption func(*transportConfig)
 type transportConfig struct {
 	inj   *Injector
 	limit int64
+	probe time.Duration
+}
+
+// WithProbe sets how long a protected send waits for word from its
+// receiver after its last frame before it asks again (default
+// DefaultProbe, 250 ms): a frame lost on the way then costs this wait and
+// a round trip. Shorter suits a link whose round trips are short and
+// steady (in process); too short on a loaded link costs probes that find
+// nothing lost.
+func WithProbe(d time.Duration) TransportOption {
+	return func(c *transportConfig) { c.probe = d }
 }
 
 // DefaultHeldLimit is the default of WithHeldLimit.

@@ -397,12 +397,12 @@ func untriple(p []byte, sum uint64, ok bool) ([]byte, bool) {
 // corrupted; the receiver answers with its last control frame or, if it
 // has said nothing yet, takes the rest of the message as lost (links
 // keep order: every frame sent before the probe has come) and asks for
-// it. The wait doubles up to probeMax; after maxProbes the send fails.
-// One lost frame costs one round trip after the timer, not a deadline.
+// it. The wait doubles up to 8 times the first (WithProbe); after
+// maxProbes the send fails. One lost frame costs one round trip after
+// the timer, not a deadline.
 const (
-	probeFirst = 250 * time.Millisecond
-	probeMax   = 2 * time.Second
-	maxProbes  = 6
+	DefaultProbe = 250 * time.Millisecond
+	maxProbes    = 6
 )
 
 // askStamp, in a KindAsk, asks for the message's datatype stamp again.
@@ -714,7 +714,8 @@ func (s *sender) await(ctx context.Context, ps *pending) error {
 	if s.p.mode == modeMerkle {
 		limit += 4 * treeDepth(int64(len(s.data)), s.p.seg) * s.p.rounds
 	}
-	wait, probes := probeFirst, 0
+	first := s.e.probe
+	wait, probes := first, 0
 	for n := 0; n <= limit; n++ {
 		ev, err := ps.next(ctx, wait)
 		if errors.Is(err, errNoWord) {
@@ -722,7 +723,7 @@ func (s *sender) await(ctx context.Context, ps *pending) error {
 				s.e.abandon(s.dst, &s.h)
 				return fmt.Errorf("%w: message %d to rank %d: no word from the receiver after %d probes", ErrCorrupted, s.h.ID, s.dst, maxProbes)
 			}
-			wait = min(2*wait, probeMax)
+			wait = min(2*wait, 8*first)
 			h := s.ctlHeader(wire.KindAgain)
 			h.Offset = againToReceiver
 			if err := s.control(ctx, h, nil, false); err != nil {
@@ -736,7 +737,7 @@ func (s *sender) await(ctx context.Context, ps *pending) error {
 			}
 			return err
 		}
-		wait, probes = probeFirst, 0
+		wait, probes = first, 0
 		if !ev.ok { // counted on arrival
 			h := s.ctlHeader(wire.KindAgain)
 			h.Offset = againToReceiver

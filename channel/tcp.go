@@ -40,6 +40,11 @@ type TCPConfig struct {
 	HandshakeTimeout time.Duration
 	// Options apply to the endpoint as to NewLocal's (WithHeldLimit).
 	Options []TransportOption
+	// Dial, if set, opens this rank's connections to the others instead
+	// of a plain TCP dial: through a proxy, or, in tests, through one
+	// that damages frames on real sockets (channel/chaos). Every
+	// connection is authenticated all the same.
+	Dial func(ctx context.Context, addr string) (net.Conn, error)
 }
 
 func (cfg *TCPConfig) check() error {
@@ -257,11 +262,10 @@ func (t *tcpTx) acceptRanks(ctx context.Context, ln net.Listener, want int, shak
 
 // dialRetry dials addr until it answers or ctx is done: a launcher
 // starts the ranks in no particular order, so rank 0 may not listen yet.
-func dialRetry(ctx context.Context, addr string) (net.Conn, error) {
-	var d net.Dialer
+func (t *tcpTx) dialRetry(ctx context.Context, addr string) (net.Conn, error) {
 	wait := 10 * time.Millisecond
 	for {
-		c, err := d.DialContext(ctx, "tcp", addr)
+		c, err := t.dialOnce(ctx, addr)
 		if err == nil || ctx.Err() != nil {
 			return c, err
 		}
@@ -274,10 +278,19 @@ func dialRetry(ctx context.Context, addr string) (net.Conn, error) {
 	}
 }
 
+// dialOnce opens a connection to addr (TCPConfig.Dial, or TCP).
+func (t *tcpTx) dialOnce(ctx context.Context, addr string) (net.Conn, error) {
+	if t.cfg.Dial != nil {
+		return t.cfg.Dial(ctx, addr)
+	}
+	var d net.Dialer
+	return d.DialContext(ctx, "tcp", addr)
+}
+
 // bootRank is the bootstrap of a rank > 0: join through rank 0, then
 // connect to the ranks below and accept those above.
 func (t *tcpTx) bootRank(ctx context.Context) error {
-	c, err := dialRetry(ctx, t.cfg.Root)
+	c, err := t.dialRetry(ctx, t.cfg.Root)
 	if err != nil {
 		return fmt.Errorf("joining through rank 0 at %s: %w", t.cfg.Root, err)
 	}
@@ -343,8 +356,7 @@ func (t *tcpTx) bootRank(ctx context.Context) error {
 }
 
 func (t *tcpTx) dial(ctx context.Context, r int, addr string) error {
-	var d net.Dialer
-	c, err := d.DialContext(ctx, "tcp", addr)
+	c, err := t.dialOnce(ctx, addr)
 	if err != nil {
 		return fmt.Errorf("connecting to rank %d at %s: %w", r, addr, err)
 	}

@@ -122,6 +122,9 @@ func NewEndpoint(rank, size int, open func(Frames) (Transport, error), opts ...T
 	if e.limit <= 0 {
 		e.limit = DefaultHeldLimit
 	}
+	if e.probe = cfg.probe; e.probe <= 0 {
+		e.probe = DefaultProbe
+	}
 	t, err := open(Frames{e})
 	if err != nil {
 		return nil, err
