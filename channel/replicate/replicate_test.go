@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/leanovate/gopter"
 	"github.com/leanovate/gopter/gen"
@@ -413,6 +414,49 @@ func TestConcurrentCorrections(t *testing.T) {
 		})
 		if err != nil {
 			t.Fatal(err)
+		}
+	}
+}
+
+// Test gives every replica replica 0's answer, however far each one's own
+// request has got: the replicas of rank 0 poll the same sequence.
+func TestTestSameEverywhere(t *testing.T) {
+	cs := world(t, "local", 2, 3)
+	polls := make([]string, len(cs))
+	err := spmd(t, cs, func(ctx context.Context, c *Comm) error {
+		if c.Rank() == 1 {
+			time.Sleep(time.Duration(5+c.Replica()*3) * time.Millisecond)
+			return c.Send(ctx, 0, 9, []byte("late"))
+		}
+		buf := make([]byte, 8)
+		req := channel.Irecv(ctx, c, 1, 9, buf)
+		for i := 0; ; i++ {
+			done, err := c.Test(ctx, req)
+			if err != nil {
+				return err
+			}
+			polls[c.Native()] += fmt.Sprint(done, " ")
+			if done {
+				break
+			}
+			time.Sleep(time.Duration(1+c.Replica()) * time.Millisecond) // each its own pace
+		}
+		if _, err := req.Wait(); err != nil || string(buf[:4]) != "late" {
+			return fmt.Errorf("%v %q", err, buf)
+		}
+		i, err := c.Testany(ctx, []*channel.Request{req})
+		if err != nil || i != 0 {
+			return fmt.Errorf("Testany: %d, %v", i, err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := cs[0].Map()
+	for k := 1; k < 3; k++ {
+		if polls[m.Native(0, k)] != polls[m.Native(0, 0)] {
+			t.Errorf("replica %d polled %q, replica 0 %q", k, polls[m.Native(0, k)], polls[m.Native(0, 0)])
 		}
 	}
 }
