@@ -34,7 +34,10 @@ const runHelp = `Measures the channel layer as the OSU micro-benchmarks measure 
   bcast      broadcast from rank 0, a barrier between iterations: µs, mean over the ranks
   allgather  every rank's block to every rank (size is per rank): µs, mean over the ranks
 Each size is measured under every layer of -protect in turn, so the columns compare runs of
-the same minute. Rows are printed as they are measured (with -json, one JSON object a line);
+the same minute. The table is laid out as OSU's (comment lines under '#', then the size in
+bytes and a column per layer), so what reads OSU's output reads it; -plot draws latency,
+bandwidth and each layer's overhead against size. Rows are printed as they are measured
+(with -json, one JSON object a line);
 Ctrl-C or -timeout stops the run and keeps what was measured (exit 130 for Ctrl-C, 1 for the
 timeout).
 
