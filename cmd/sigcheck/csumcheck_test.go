@@ -150,6 +150,9 @@ func TestCsumCheckFlagsNeedC(t *testing.T) {
 			t.Errorf("%s without -c: exit %d %q", f, code, e)
 		}
 	}
+	if _, e, code := sigcheckIn(t, "", "csum", "-c", "-tag"); code != exitUsage || !strings.Contains(e, "-tag is for writing sums") {
+		t.Errorf("-c -tag: exit %d %q", code, e)
+	}
 	dir := t.TempDir()
 	_, e, code := sigcheckIn(t, "", "csum", "-c", filepath.Join(dir))
 	if code != exitNegative || !strings.Contains(e, "is a directory") {

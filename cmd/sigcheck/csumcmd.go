@@ -57,6 +57,8 @@ func runCsum(e *env, args []string) error {
 				return usageErrorf("-%s is for checking: add -c", f)
 			}
 		}
+	} else if *tag {
+		return usageErrorf("-tag is for writing sums; -c reads both forms")
 	}
 	switch {
 	case *list:
