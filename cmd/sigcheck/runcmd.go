@@ -112,6 +112,9 @@ func runRun(e *env, args []string) error {
 			return usageErrorf("-m %s: %s", *msg, err)
 		}
 	}
+	if *window != 0 && cfg.Op != osu.Bandwidth {
+		return usageErrorf("-window is bw's: %s sends one message at a time", cfg.Op)
+	}
 	if *inject < 0 || *inject > 1 {
 		return usageErrorf("-inject %g: want a fraction from 0 to 1", *inject)
 	}
