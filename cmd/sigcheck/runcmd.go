@@ -113,7 +113,7 @@ func runRun(e *env, args []string) error {
 		}
 	}
 	if *window != 0 && cfg.Op != osu.Bandwidth {
-		return usageErrorf("-window is bw's: %s sends one message at a time", cfg.Op)
+		return usageErrorf("-window is bw's alone: %s has no window of sends", cfg.Op)
 	}
 	if *inject < 0 || *inject > 1 {
 		return usageErrorf("-inject %g: want a fraction from 0 to 1", *inject)

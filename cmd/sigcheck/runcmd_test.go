@@ -157,7 +157,7 @@ func TestRunErrors(t *testing.T) {
 		{[]string{"-m", "4K:1K", "bw"}, "sigcheck run: -m 4K:1K: the range is empty (sigcheck run -h for help)"},
 		{[]string{"-m", "1K", "-sizes", "1K", "bw"}, "-sizes and -m both"},
 		{[]string{"-json", "-csv", "bw"}, "-json and -csv"},
-		{[]string{"-window", "8", "latency"}, "-window is bw's: latency sends one message at a time"},
+		{[]string{"-window", "8", "latency"}, "-window is bw's alone: latency has no window of sends"},
 		{[]string{"-plot", "run.gif", "bw"}, "-plot run.gif: unknown image format"},
 		{[]string{"-i"}, "-i needs a value"},
 		{[]string{"-ranks", "0", "bcast"}, "want 1 to 1024"},
