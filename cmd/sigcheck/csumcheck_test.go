@@ -65,6 +65,10 @@ func TestCsumCheckVerdicts(t *testing.T) {
 	if code != exitNegative || o != "a: OK\nb: FAILED\n" || e != "sigcheck csum: WARNING: 1 computed checksum did NOT match\n" {
 		t.Errorf("changed file: exit %d %q %q", code, o, e)
 	}
+	o, e, code = sigcheckIn(t, "", "csum", "--check", "--quiet", "SUMS") // sha256sum's spelling works too
+	if code != exitNegative || o != "b: FAILED\n" || !strings.Contains(e, "WARNING") {
+		t.Errorf("--check --quiet: exit %d %q %q", code, o, e)
+	}
 	o, e, code = sigcheckIn(t, "", "csum", "-c", "-quiet", "SUMS")
 	if code != exitNegative || o != "b: FAILED\n" || !strings.Contains(e, "WARNING") {
 		t.Errorf("-quiet: exit %d %q %q", code, o, e)

@@ -34,6 +34,7 @@ func runCsum(e *env, args []string) error {
 	alg := fs.String("alg", csum.BuiltinDefault, "checksum `algorithm` (not the tuned default: a printed checksum must not depend on the machine)")
 	tag := fs.Bool("tag", false, "print BSD lines: ALG (FILE) = HASH")
 	check := fs.Bool("c", false, "check the sums that the FILEs list")
+	fs.BoolVar(check, "check", false, "the same as -c (sha256sum's --check)")
 	quiet := fs.Bool("quiet", false, "with -c: do not print OK lines")
 	status := fs.Bool("status", false, "with -c: print nothing; the exit status says it all")
 	strict := fs.Bool("strict", false, "with -c: exit 1 when a line is improperly formatted")
