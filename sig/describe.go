@@ -22,7 +22,8 @@ func Describe(alg Algebra) Description {
 	switch a := alg.(type) {
 	case gfd64:
 		d.Cost = "O(1) / O(1)"
-		d.Guarantee = "one type for another at one element, over a run, or at a member of every copy, up to 2^63 elements"
+		d.Guarantee = fmt.Sprintf("one type for another at one element, over a run, or at a member of every copy, up to 2^63 elements; "+
+			"any 2 substituted elements in signatures of at most %d elements", twoSubstitutionDistance)
 	case *gfd:
 		d.Cost = "O(1) / O(1)"
 		d.Guarantee = fmt.Sprintf("any %d substituted element%s in signatures of at most %d elements", a.m, plural(a.m), a.order)

@@ -31,11 +31,19 @@ import (
 // non-zero field elements: not 0. ∎
 //
 // In particular runs never vanish: t×n and u×n differ for every n ≤ 2^63,
-// at 2^16-1, 2^32 and 2^48 as at 1 (TestDefaultRunsDoNotVanish). What one
-// 64-bit checksum does not guarantee is m ≥ 2 arbitrary substitutions: two
-// differences d_1·α^i + d_2·α^j cancel when d_1/d_2 = α^(j-i), which for
-// given codes happens at one distance modulo 2^64-1; gfd:w=16,m=4 detects
-// any four, but only in signatures of at most 65535 elements.
+// at 2^16-1, 2^32 and 2^48 as at 1 (TestDefaultRunsDoNotVanish).
+//
+// Two substitutions anywhere. Differences d_i at i and d_j at j > i cancel
+// exactly when α^(j-i) = d_j/d_i, that is when j-i ≡ log d_j - log d_i
+// (mod 2^64-1). The discrete logarithms of all 496 differences of two
+// basic types' codes (Pohlig–Hellman: 2^64-1 = 3·5·17·257·641·65537·
+// 6700417) put the smallest such distance at 104 857 534 692 124 ≈
+// 2^46.6: any two substituted elements of any types closer than that are
+// detected, so any two in signatures of up to 1.05·10^14 elements. At that
+// distance, unsigned_char→short followed by unsigned_long→double cancel
+// (TestDefaultTwoSubstitutions recomputes the logarithms and builds the
+// pair). Three or more arbitrary substitutions carry no guarantee; gfd:w=16,
+// m=4 detects any four, but only in signatures of at most 65535 elements.
 //
 // Append is one shift and conditional XOR per element (multiplication by
 // α). Concat is a·α^|b| ⊕ b: a shift below 64 elements, else one table
@@ -110,3 +118,9 @@ func (gfd64) Append(s Sig, codes ...uint64) Sig {
 	}
 	return Sig{Value: c, Count: n}
 }
+
+// twoSubstitutionDistance is the smallest distance at which two
+// substituted elements can cancel in the default algebra, found from the
+// discrete logarithms of every difference of two basic types' codes
+// (TestDefaultTwoSubstitutions recomputes it and builds the pair).
+const twoSubstitutionDistance uint64 = 104857534692124
