@@ -23,8 +23,10 @@ as -ranks virtual ranks of -r replicas each, all in this process:
 
   protect  faults in replica set 0 only (r = 3): every corrupt copy is voted out, and the
            answer is bit-identical to the fault-free run in every run (exit 1 otherwise)
-  abort    faults anywhere, at a higher rate: a run in which two replicas of one rank are
-           corrupted ends with the no-majority error, the job aborted; none ends wrong
+  abort    faults anywhere, at twice protect's rate (as the paper doubled it): a run in which
+           two replicas of one rank are corrupted ends with the no-majority error, the job
+           aborted; none ends wrong. At 2 % every run aborts; -rate 3e-4 gives a few flips a
+           run, and about one run in ten aborts, as in the paper's ten
   taint    r = 2 with correction off: one bit flipped in one rank of replica set 1 at one step,
            and how the corruption spreads from rank to rank, step by step (the paper's Figures
            10-16), as a table and with -png as a heatmap (ranks × steps)
