@@ -149,10 +149,12 @@ const readPiece = 1 << 20
 // BenchmarkCsumFile's tool=sigcheck-serial rows set it out of reach.
 var pipelineMin int64 = 2 * readPiece
 
-// readSerial reads r to its end in readPiece pieces and hands each to
-// consume, and returns the number of bytes.
-func readSerial(r io.Reader, consume func([]byte)) (int64, error) {
-	buf := make([]byte, readPiece)
+// readSerial reads r to its end in pieces of up to readPiece bytes and
+// hands each to consume, and returns the number of bytes. size is what r
+// is expected to hold: the buffer is no larger than that (checking ten
+// thousand small files should not allocate ten thousand MiB).
+func readSerial(r io.Reader, size int64, consume func([]byte)) (int64, error) {
+	buf := make([]byte, min(max(size+1, 512), readPiece))
 	var n int64
 	for {
 		k, err := r.Read(buf)
@@ -242,7 +244,7 @@ func checksumFile(e *env, a *csum.Algorithm, name string) (csum.Hash, int64, err
 	var n int64
 	var err error
 	if total >= 0 && total < pipelineMin {
-		n, err = readSerial(r, consume)
+		n, err = readSerial(r, total, consume)
 	} else {
 		n, err = readPipelined(r, consume)
 	}
