@@ -93,7 +93,13 @@ func runCsum(e *env, args []string) error {
 		h, n, err := checksumFile(e, a, name)
 		if err != nil {
 			failed++
-			fmt.Fprintf(e.stderr, "sigcheck csum: %s\n", fileError(name, err))
+			msg := fileError(name, err)
+			fmt.Fprintf(e.stderr, "sigcheck csum: %s\n", msg)
+			if *asJSON { // a script reading the rows sees the failure too
+				if err := enc.Encode(map[string]any{"algorithm": a.Name, "file": name, "error": strings.TrimPrefix(msg, name+": ")}); err != nil {
+					return err
+				}
+			}
 			continue
 		}
 		sum := h.Sum(nil) // the whole digest, also for sha256 and blake3

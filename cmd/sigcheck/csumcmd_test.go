@@ -55,6 +55,13 @@ func TestCsumCommand(t *testing.T) {
 		e != "sigcheck csum: "+missing+": no such file or directory\nsigcheck csum: "+dir+": is a directory\n" {
 		t.Errorf("missing file: exit %d, %q %q", code, o, e)
 	}
+	o, _, code = sigcheckIn(t, "", "csum", "-json", missing, f)
+	rows := strings.Split(strings.TrimSpace(o), "\n")
+	var row map[string]any
+	if code != exitNegative || len(rows) != 2 || json.Unmarshal([]byte(rows[0]), &row) != nil ||
+		row["error"] != "no such file or directory" || row["file"] != missing || row["checksum"] != nil {
+		t.Errorf("missing file, -json: exit %d %q", code, o)
+	}
 }
 
 // What sha256sum, b3sum and xxhsum print for "123456789" (coreutils 9.1,
