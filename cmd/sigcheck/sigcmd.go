@@ -35,11 +35,14 @@ func runSig(e *env, args []string) error {
 	list := fs.Bool("list", false, "list the algebras, what each detects and which runs vanish in it (no TYPE)")
 	want := 1
 	if hasFlag(args, "list") {
-		want = 0
+		want = -1 // any: the error below says what -list takes
 	}
 	pos, err := parse(fs, args, want)
 	if err != nil {
 		return err
+	}
+	if *list && len(pos) > 0 {
+		return usageErrorf("-list lists the algebras and takes no TYPE; got %q", pos)
 	}
 	alg, err := sig.ParseAlgebra(*spec)
 	if err != nil {

@@ -66,8 +66,8 @@ func TestSigList(t *testing.T) {
 	if first["algebra"] != "gfd:w=12,m=5" || first["vanishing_run"] != 4095.0 || first["default"] != false {
 		t.Errorf("first row %v", first)
 	}
-	if _, _, code := sigcheck(t, "sig", "-list", "int"); code != exitUsage {
-		t.Errorf("sig -list int: exit %d", code)
+	if _, e, code := sigcheck(t, "sig", "-list", "int"); code != exitUsage || !strings.Contains(e, `-list lists the algebras and takes no TYPE; got ["int"]`) {
+		t.Errorf("sig -list int: exit %d: %s", code, e)
 	}
 }
 
