@@ -75,6 +75,11 @@ func (c *Comm) recvAllToAll(ctx context.Context, src, tag int, buf []byte) (chan
 	}
 	c.stats.mismatch(step)
 	if c.cfg.detectOnly {
+		for j := range r {
+			if keys[j] != keys[c.cfg.reference] {
+				c.stats.blame(step, Place{src, j})
+			}
+		}
 		if firstFrom != k {
 			copy(buf, copies[k][:lens[k]])
 		}
@@ -108,6 +113,11 @@ func (c *Comm) recvAllToAll(ctx context.Context, src, tag int, buf []byte) (chan
 		if keys[j] == best {
 			win = j
 			break
+		}
+	}
+	for j := range r {
+		if keys[j] != best {
+			c.stats.blame(step, Place{src, j})
 		}
 	}
 	if keys[firstFrom] != best {

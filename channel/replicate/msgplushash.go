@@ -49,6 +49,14 @@ func (c *Comm) recvMsgPlusHash(ctx context.Context, src, tag int, buf []byte) (c
 	}
 	c.stats.mismatch(step)
 	if c.cfg.detectOnly {
+		// Against the reference (never injected): if this replica is not
+		// it, its own sender's copy is the corrupt one; if it is, the
+		// hash's sender's.
+		bad := Place{src, k}
+		if k == c.cfg.reference {
+			bad.Replica = (k - 1 + r) % r
+		}
+		c.stats.blame(step, bad)
 		c.stats.observed(step, k != c.cfg.reference)
 		return vst, nil
 	}
@@ -136,6 +144,7 @@ func (c *Comm) discover(ctx context.Context, src, tag int, seq uint64, data []by
 		}
 		return c.corruption(src, tag, seq, ErrNoMajority, "claims %s", formatClaims(c.alg, claims))
 	}
+	c.stats.blame(step, Place{src, odd})
 	switch odd {
 	case down: // sender k-1 is corrupt: receiver k-1 holds its copy
 		return sendVerdict(outcomeCorrect, data)

@@ -460,3 +460,37 @@ func TestTestSameEverywhere(t *testing.T) {
 		}
 	}
 }
+
+// Receivers name the sender replica whose copy lost (Stats' Blamed), by
+// vote and, with correction off, against the reference replica.
+func TestBlame(t *testing.T) {
+	for _, p := range protocols {
+		for _, tc := range []struct {
+			r    int
+			opts []Option
+		}{{3, nil}, {2, []Option{WithDetectOnly(0)}}} {
+			cs := world(t, "local", 2, tc.r, append(tc.opts, WithProtocol(p))...)
+			c0 := cs[0]
+			c0.Step(0)
+			_, errs := exchange(t, cs, pattern(200, 4), fault{200, []int{1}, []int{77}}, 1)
+			if err := errors.Join(errs...); err != nil {
+				t.Fatal(err)
+			}
+			sent := SentMap(statsOf(cs), c0.Map(), 1, 1)
+			if !sent[0][0] || sent[1][0] {
+				t.Errorf("%s r=%d: sent map %v", p, tc.r, sent)
+			}
+			if s := SentMap(statsOf(cs), c0.Map(), 0, 1); s[0][0] {
+				t.Errorf("%s r=%d: replica 0 blamed", p, tc.r)
+			}
+		}
+	}
+}
+
+func statsOf(cs []*Comm) []Stats {
+	out := make([]Stats, len(cs))
+	for i, c := range cs {
+		out[i] = c.Stats()
+	}
+	return out
+}

@@ -38,6 +38,10 @@ type StepStats struct {
 	// delivered (corrected) a corrupt copy to this replica: the paper's
 	// indirect taint.
 	Tainted int
+	// Blamed lists the sender replicas whose copies this replica found
+	// corrupt in this step (by vote, or against the reference replica
+	// with WithDetectOnly): which ranks sent corrupt data.
+	Blamed []Place
 }
 
 type stats struct {
@@ -85,6 +89,14 @@ func (s *stats) corrected(step int, _ bool) {
 	s.at(step, func(t *StepStats) { t.Corrected++; t.Tainted++ })
 }
 
+func (s *stats) blame(step int, p Place) {
+	s.at(step, func(t *StepStats) {
+		if !slices.Contains(t.Blamed, p) {
+			t.Blamed = append(t.Blamed, p)
+		}
+	})
+}
+
 func (s *stats) injected(step int) {
 	s.nInjected.Add(1)
 	s.at(step, func(t *StepStats) { t.Injected++ })
@@ -99,7 +111,9 @@ func (c *Comm) Stats() Stats {
 	}
 	s.mu.Lock()
 	for _, k := range slices.Sorted(maps.Keys(s.steps)) {
-		out.Steps = append(out.Steps, *s.steps[k])
+		st := *s.steps[k]
+		st.Blamed = slices.Clone(st.Blamed)
+		out.Steps = append(out.Steps, st)
 	}
 	s.mu.Unlock()
 	return out

@@ -53,3 +53,28 @@ func TaintMap(stats []Stats, m Map, replica, steps int) (taint [][]Taint, bad []
 	}
 	return taint, bad
 }
+
+// SentMap says, for each virtual rank and step, whether its replica
+// `replica` sent a copy that a receiver found corrupt in that step (by
+// vote, or against the reference replica with WithDetectOnly): the
+// "sent corrupt data" half of the paper's taint, from every native
+// rank's Stats.
+func SentMap(stats []Stats, m Map, replica, steps int) [][]bool {
+	sent := make([][]bool, m.Virtual())
+	for v := range sent {
+		sent[v] = make([]bool, steps)
+	}
+	for _, st := range stats {
+		for _, e := range st.Steps {
+			if e.Step < 0 || e.Step >= steps {
+				continue
+			}
+			for _, p := range e.Blamed {
+				if p.Replica == replica && p.Virtual >= 0 && p.Virtual < len(sent) {
+					sent[p.Virtual][e.Step] = true
+				}
+			}
+		}
+	}
+	return sent
+}

@@ -252,6 +252,7 @@ type taintRow struct {
 	Direct   int `json:"direct"`
 	Indirect int `json:"indirect"`
 	Bad      int `json:"corrupt_messages"`
+	Senders  int `json:"ranks_sending_corrupt"`
 }
 
 func taintStudy(e *env, ctx context.Context, s jacobi.Setup, plain jacobi.Result, head string, seed uint64, rank, step int, asJSON bool, pngPath string) error {
@@ -265,6 +266,7 @@ func taintStudy(e *env, ctx context.Context, s jacobi.Setup, plain jacobi.Result
 		return o.Err
 	}
 	tm, bad := replicate.TaintMap(o.Stats, o.Map, 1, s.Config.Steps)
+	sent := replicate.SentMap(o.Stats, o.Map, 1, s.Config.Steps)
 	rep := taintReport{Study: "taint", Rank: rank, Step: step}
 	for _, st := range o.Stats {
 		rep.Injected += st.Injected
@@ -272,6 +274,9 @@ func taintStudy(e *env, ctx context.Context, s jacobi.Setup, plain jacobi.Result
 	for t := range s.Config.Steps {
 		row := taintRow{Step: t, Bad: bad[t]}
 		for v := range tm {
+			if sent[v][t] {
+				row.Senders++
+			}
 			switch tm[v][t] {
 			case replicate.Direct:
 				row.Direct++
@@ -310,10 +315,10 @@ func taintStudy(e *env, ctx context.Context, s jacobi.Setup, plain jacobi.Result
 		return nil
 	}
 	fmt.Fprintf(e.stdout, "%s\ncorrection off; one bit flipped in rank %d of replica set 1 at step %d (injected: %d)\n\n", head, rank, step, rep.Injected)
-	t := [][]string{{"step", "direct", "indirect", "tainted", "corrupt msgs", "ranks (. clean, + indirect, X direct)"}}
+	t := [][]string{{"step", "direct", "indirect", "tainted", "corrupt msgs", "senders", "ranks (. clean, + indirect, X direct)"}}
 	for i, row := range rep.Steps {
 		prev := rep.Steps[max(i-1, 0)]
-		unchanged := row.Direct == prev.Direct && row.Indirect == prev.Indirect && row.Bad == prev.Bad
+		unchanged := row.Direct == prev.Direct && row.Indirect == prev.Indirect && row.Bad == prev.Bad && row.Senders == prev.Senders
 		if i < step-1 || (i > step+1 && i%10 != 0 && i != len(rep.Steps)-1 && unchanged) {
 			continue
 		}
@@ -322,9 +327,9 @@ func taintStudy(e *env, ctx context.Context, s jacobi.Setup, plain jacobi.Result
 			line.WriteByte(".+X"[tm[v][i]])
 		}
 		t = append(t, []string{strconv.Itoa(row.Step), strconv.Itoa(row.Direct), strconv.Itoa(row.Indirect),
-			fmt.Sprintf("%d/%d", row.Direct+row.Indirect, len(tm)), strconv.Itoa(row.Bad), line.String()})
+			fmt.Sprintf("%d/%d", row.Direct+row.Indirect, len(tm)), strconv.Itoa(row.Bad), strconv.Itoa(row.Senders), line.String()})
 	}
-	table(e.stdout, t, map[int]bool{0: true, 1: true, 2: true, 3: true, 4: true})
+	table(e.stdout, t, map[int]bool{0: true, 1: true, 2: true, 3: true, 4: true, 5: true})
 	last := rep.Steps[len(rep.Steps)-1]
 	fmt.Fprintf(e.stdout, "\nafter %d steps %d of %d ranks of the test set are tainted; %s\n", len(rep.Steps), last.Direct+last.Indirect, len(tm), rep.Final)
 	if pngPath != "" {
