@@ -112,18 +112,32 @@ func invert(a [][]byte) error {
 // overwritten), lost their indices, parity its P parity segments, nil
 // where damaged. It needs as many intact parity segments as lost ones.
 func solveStripe(data [][]byte, lost []int, parity [][]byte) error {
+	var rows []int
+	for k, p := range parity {
+		if p != nil && len(rows) < len(lost) {
+			rows = append(rows, k)
+		}
+	}
+	if len(rows) < len(lost) {
+		return fmt.Errorf("%w: %d lost, %d intact parity segments", ErrTooManyFaults, len(lost), len(rows))
+	}
+	if len(lost) == 0 {
+		return nil
+	}
+	return solveRange(data, lost, parity, rows, 0, len(data[0]))
+}
+
+// solveRange rebuilds bytes [c0, c1) of the lost data segments from the
+// parity rows given, one per lost segment, each intact over the range:
+// every byte position is a codeword of its own, so a range can be solved
+// with rows that are damaged elsewhere.
+func solveRange(data [][]byte, lost []int, parity [][]byte, rows []int, c0, c1 int) error {
 	e := len(lost)
 	if e == 0 {
 		return nil
 	}
-	var rows []int
-	for k, p := range parity {
-		if p != nil && len(rows) < e {
-			rows = append(rows, k)
-		}
-	}
-	if len(rows) < e {
-		return fmt.Errorf("%w: %d lost, %d intact parity segments", ErrTooManyFaults, e, len(rows))
+	if len(rows) != e {
+		return fmt.Errorf("%w: %d lost, %d parity rows", ErrTooManyFaults, e, len(rows))
 	}
 	isLost := make([]bool, len(data))
 	for _, i := range lost {
@@ -133,10 +147,10 @@ func solveStripe(data [][]byte, lost []int, parity [][]byte) error {
 	// Syndromes: what the lost segments contribute to each parity row used.
 	syn := make([][]byte, e)
 	for a, k := range rows {
-		syn[a] = append([]byte(nil), parity[k]...)
+		syn[a] = append([]byte(nil), parity[k][c0:c1]...)
 		for i, d := range data {
 			if !isLost[i] {
-				mulAdd(c[k][i], d, syn[a])
+				mulAdd(c[k][i], d[c0:c1], syn[a])
 			}
 		}
 	}
@@ -151,9 +165,9 @@ func solveStripe(data [][]byte, lost []int, parity [][]byte) error {
 		return err
 	}
 	for b, i := range lost {
-		clear(data[i])
+		clear(data[i][c0:c1])
 		for a := range e {
-			mulAdd(m[b][a], syn[a], data[i])
+			mulAdd(m[b][a], syn[a], data[i][c0:c1])
 		}
 	}
 	return nil

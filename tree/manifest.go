@@ -24,7 +24,7 @@ import (
 //
 // The main block holds what everything else is read by: the parameters,
 // each file's name, size and root, and an XXH3-64 of every 4 KiB block of
-// the nodes and the leaves and of every parity segment; it has a checksum
+// the nodes and the leaves and of every KiB of parity; it has a checksum
 // of its own and is kept three times, far apart (par2 repeats its main
 // packet likewise). The nodes are each file's 2n-1 node hashes in level
 // order, computed in the manifest itself (memory stays the same whatever
@@ -35,14 +35,18 @@ import (
 //
 // It is usable as long as one copy of the main block is intact and every
 // leaf hash is intact in one of its two copies (a damaged 4 KiB block of
-// hashes costs only the hashes in it). A damaged parity segment counts as
-// a lost segment of its stripe. So any damage confined to two of the three
-// copies of the main block, plus nodes and leaves not damaged at the same
-// hash, plus at most P parity segments per stripe minus the segments the
-// data lost there, still verifies and repairs; in particular any single
-// damaged byte, or any damaged run shorter than the nodes, does (a test
-// flips every byte of a small manifest in turn). A truncated manifest keeps
-// what comes before the cut.
+// hashes costs only the hashes in it). Parity is checked per KiB: each
+// byte position of a stripe is a codeword of its own, so a damaged KiB of
+// parity costs its row over that KiB only, and there the damaged data
+// segments still in their files stand in for the missing rows, tried in
+// turn until every rebuilt segment hashes right. So any damage confined
+// to two of the three copies of the main block, plus nodes and leaves not
+// damaged at the same hash, plus parity damage that does not fall in the
+// same KiB as more damaged segments than the stripe has spare parity,
+// still verifies and repairs; in particular any single damaged byte does,
+// even with the data damaged to the parity's limit (the tests flip every
+// byte of small manifests in turn). A truncated manifest keeps what comes
+// before the cut.
 //
 // # Parity
 //
@@ -214,6 +218,19 @@ func checkName(name string) error {
 
 func blocks(n int64) int64 { return (n + hashBlock - 1) / hashBlock }
 
+// parityChunk is the granularity of the parity's checksums. Each byte
+// position of a stripe is a codeword of its own, so a damaged byte of
+// parity costs only its chunk: the rest of the segment still serves.
+const parityChunk = 1024
+
+// chunks returns the checksummed chunks of a parity segment.
+func (m *Manifest) chunks() int { return (m.Segment + parityChunk - 1) / parityChunk }
+
+// chunkRange returns the bytes of chunk c of a parity segment.
+func (m *Manifest) chunkRange(c int) (c0, c1 int) {
+	return c * parityChunk, min((c+1)*parityChunk, m.Segment)
+}
+
 // plan lays the manifest out from its files and parameters, bounding every
 // size so that no offset overflows.
 func (m *Manifest) plan() error {
@@ -251,7 +268,7 @@ func (m *Manifest) plan() error {
 	for _, f := range m.Files {
 		entries += fileEntryMin + int64(len(f.Name))
 	}
-	sums := blocks(nodes) + blocks(leaves) + int64(m.Stripes)*int64(m.Parity)
+	sums := blocks(nodes) + blocks(leaves) + int64(m.Stripes)*int64(m.Parity)*int64(m.chunks())
 	m.mainLen = mainFixed + entries + 8*sums + 8
 	m.nodesAt, m.nodesLen = m.mainLen, nodes
 	m.copies[0] = 0
@@ -363,7 +380,10 @@ func (w *writer) write(progress func(int64)) error {
 			if _, err := w.out.WriteAt(p, m.parityAt+(s0*int64(m.Parity)+int64(k))*int64(m.Segment)); err != nil {
 				return err
 			}
-			m.paritySums = append(m.paritySums, xxh3.Hash(p))
+			for c := range m.chunks() {
+				c0, c1 := m.chunkRange(c)
+				m.paritySums = append(m.paritySums, xxh3.Hash(p[c0:c1]))
+			}
 		}
 	}
 	for i := range m.Files {
@@ -396,7 +416,7 @@ func (w *writer) write(progress func(int64)) error {
 // blockSums returns the XXH3-64 of each 4 KiB block of n bytes at off.
 func blockSums(r ReaderAt, off, n int64) ([]uint64, error) {
 	sums := make([]uint64, 0, blocks(n))
-	buf := make([]byte, 256*hashBlock)
+	buf := make([]byte, min(256*hashBlock, n))
 	for at := int64(0); at < n; at += int64(len(buf)) {
 		b := buf[:min(int64(len(buf)), n-at)]
 		if _, err := r.ReadAt(b, off+at); err != nil {

@@ -76,7 +76,7 @@ func (m *Manifest) Check(i int, r io.ReaderAt, size int64, opts ...Option) (*Rep
 	}
 	seg := int64(m.Segment)
 	hs := m.Hash.Size()
-	per := max(1, readChunk/seg)
+	per := min(max(1, readChunk/seg), int64(max(rep.Present, 1)))
 	buf := make([]byte, min(per*seg, f.Size))
 	want := make([]byte, per*int64(hs))
 	alt := make([]byte, per*int64(hs))
@@ -158,18 +158,25 @@ type Target interface {
 	Truncate(size int64) error
 }
 
-// repairPlan is what a repair rebuilds: per stripe, the lost places.
+// repairPlan is what a repair rebuilds: per stripe, the lost places,
+// and which of them are still in their file, damaged in place (their
+// bytes may serve where the parity is damaged too).
 type repairPlan struct {
-	stripes []int         // affected, in order
-	lost    map[int][]int // stripe → places of lost segments in it
+	stripes []int          // affected, in order
+	lost    map[int][]int  // stripe → places of lost segments in it
+	hint    map[int][]bool // stripe → per lost place, still in its file
 }
 
 // Plan says whether the parity can rebuild what the reports (one per file,
 // nil for a file known intact) say is lost: nil if it can, else an error
 // wrapping ErrTooManyFaults that names the first stripe short of parity,
 // or ErrRepairCheck when a segment to rebuild has no hash to check it by.
-// It reads the parity of the stripes concerned, to count damaged parity
-// segments as lost.
+// It reads the parity of the stripes concerned, to count its damaged
+// chunks. Where a stripe's parity is damaged too, the bytes of the
+// damaged segments still in their files stand in for the missing rows,
+// tried in turn and accepted only if every rebuilt segment then hashes
+// right; Plan passes such a stripe if enough of them are there, and
+// Repair may still find that none fits (ErrTooManyFaults).
 func (m *Manifest) Plan(reports []*Report) error {
 	_, err := m.plan2(reports)
 	return err
@@ -179,7 +186,7 @@ func (m *Manifest) plan2(reports []*Report) (*repairPlan, error) {
 	if len(reports) != len(m.Files) {
 		return nil, fmt.Errorf("%w: %d reports for %d files", ErrShape, len(reports), len(m.Files))
 	}
-	p := &repairPlan{lost: map[int][]int{}}
+	p := &repairPlan{lost: map[int][]int{}, hint: map[int][]bool{}}
 	var total int64
 	for i, r := range reports {
 		if r == nil {
@@ -198,6 +205,7 @@ func (m *Manifest) plan2(reports []*Report) (*repairPlan, error) {
 			}
 			s, k := m.stripe(m.Global(i, j))
 			p.lost[s] = append(p.lost[s], k)
+			p.hint[s] = append(p.hint[s], j < r.Present)
 			total++
 		}
 	}
@@ -207,36 +215,55 @@ func (m *Manifest) plan2(reports []*Report) (*repairPlan, error) {
 	sort.Ints(p.stripes)
 	buf := make([]byte, m.Segment)
 	for _, s := range p.stripes {
-		intact := 0
+		intact := make([]int, m.chunks()) // per chunk, intact parity rows
 		for k := range m.Parity {
-			if m.readParity(s, k, buf) {
-				intact++
+			for c, ok := range m.readParity(s, k, buf) {
+				if ok {
+					intact[c]++
+				}
 			}
 		}
-		if n := len(p.lost[s]); n > intact {
-			return nil, fmt.Errorf("%w: %d segments lost in all; stripe %d lost %d of its %d, and %d of its %d parity segments are intact",
-				ErrTooManyFaults, total, s, n, m.stripeWidth(s), intact, m.Parity)
+		hints := 0
+		for _, h := range p.hint[s] {
+			if h {
+				hints++
+			}
+		}
+		n := len(p.lost[s])
+		if least := slices.Min(intact); n > least+hints || n > m.Parity {
+			return nil, fmt.Errorf("%w: %d segments lost in all; stripe %d lost %d of its %d, and has %d intact parity segments of %d",
+				ErrTooManyFaults, total, s, n, m.stripeWidth(s), least, m.Parity)
 		}
 	}
 	return p, nil
 }
 
 // readParity reads parity segment k of stripe s into buf and reports
-// whether it is intact.
-func (m *Manifest) readParity(s, k int, buf []byte) bool {
-	x := s*m.Parity + k
-	n, _ := m.f.ReadAt(buf, m.parityAt+int64(x)*int64(m.Segment))
-	return n == len(buf) && xxh3.Hash(buf) == m.paritySums[x]
+// which of its chunks are intact.
+func (m *Manifest) readParity(s, k int, buf []byte) []bool {
+	x := (s*m.Parity + k) * m.chunks()
+	n, _ := m.f.ReadAt(buf, m.parityAt+int64(s*m.Parity+k)*int64(m.Segment))
+	ok := make([]bool, m.chunks())
+	for c := range ok {
+		c0, c1 := m.chunkRange(c)
+		ok[c] = c1 <= n && xxh3.Hash(buf[c0:c1]) == m.paritySums[x+c]
+	}
+	return ok
 }
+
+// maxTrials bounds the stand-ins a repair tries in one stripe.
+const maxTrials = 1024
 
 // Repair rebuilds what the reports say is lost (one report per file, nil
 // for a file known intact) from the parity, checks each rebuilt segment
 // against the manifest's hash and writes it into files[i] (every file of
 // the set, since stripes span them; a missing file as a new empty one).
 // Then files of the wrong length are cut or extended to theirs. Nothing is
-// written unless Plan passes; a rebuilt segment that does not check
-// (ErrRepairCheck: more was damaged than the reports say) stops the repair
-// there, with the segments written so far correct.
+// written unless Plan passes; a stripe that cannot be rebuilt after all
+// (ErrTooManyFaults: its damaged parity and segments overlap) or whose
+// rebuilt segments do not check (ErrRepairCheck: more was damaged than the
+// reports say) stops the repair there, with what was written so far
+// correct.
 func (m *Manifest) Repair(files []Target, reports []*Report) error {
 	if len(files) != len(m.Files) {
 		return fmt.Errorf("%w: %d files for a manifest of %d", ErrShape, len(files), len(m.Files))
@@ -245,59 +272,17 @@ func (m *Manifest) Repair(files []Target, reports []*Report) error {
 	if err != nil {
 		return err
 	}
-	seg := m.Segment
-	data := make([][]byte, m.Width)
-	for k := range data {
-		data[k] = make([]byte, seg)
+	st := &stripeRepair{m: m, files: files, data: make([][]byte, m.Width), parity: make([][]byte, m.Parity),
+		word: make([]uint64, m.Hash.words)}
+	for k := range st.data {
+		st.data[k] = make([]byte, m.Segment)
 	}
-	parity := make([][]byte, m.Parity)
-	parbuf := make([][]byte, m.Parity)
-	for k := range parbuf {
-		parbuf[k] = make([]byte, seg)
+	for k := range st.parity {
+		st.parity[k] = make([]byte, m.Segment)
 	}
-	word := make([]uint64, m.Hash.words)
 	for _, s := range p.stripes {
-		w := m.stripeWidth(s)
-		lost := p.lost[s]
-		isLost := make([]bool, w)
-		for _, k := range lost {
-			isLost[k] = true
-		}
-		for k := range w {
-			if isLost[k] {
-				continue
-			}
-			i, j := m.locate(int64(k)*int64(m.Stripes) + int64(s))
-			off, n := m.SegmentRange(i, j)
-			clear(data[k][n:])
-			if got, err := files[i].ReadAt(data[k][:n], off); int64(got) < n {
-				return fmt.Errorf("tree: reading %s at byte %d: %v", m.Files[i].Name, off, err)
-			}
-		}
-		for k := range m.Parity {
-			parity[k] = nil
-			if m.readParity(s, k, parbuf[k]) {
-				parity[k] = parbuf[k]
-			}
-		}
-		if err := solveStripe(data[:w], lost, parity); err != nil {
-			return fmt.Errorf("tree: stripe %d: %w", s, err)
-		}
-		for _, k := range lost {
-			i, j := m.locate(int64(k)*int64(m.Stripes) + int64(s))
-			off, n := m.SegmentRange(i, j)
-			content := data[k][:n]
-			want, ok, err := m.Leaf(i, j)
-			if err != nil {
-				return err
-			}
-			m.Hash.leaf(content, uint64(j+m.Files[i].Segments-1), word)
-			if !ok || get(word) != want {
-				return fmt.Errorf("%w: %s, segment %d", ErrRepairCheck, m.Files[i].Name, j)
-			}
-			if _, err := files[i].WriteAt(content, off); err != nil {
-				return fmt.Errorf("tree: writing %s: %w", m.Files[i].Name, err)
-			}
+		if err := st.repair(s, p.lost[s], p.hint[s]); err != nil {
+			return err
 		}
 	}
 	for i, r := range reports {
@@ -308,4 +293,169 @@ func (m *Manifest) Repair(files []Target, reports []*Report) error {
 		}
 	}
 	return nil
+}
+
+// stripeRepair rebuilds stripes, with buffers reused from one to the next.
+type stripeRepair struct {
+	m      *Manifest
+	files  []Target
+	data   [][]byte // the stripe's data segments, padded
+	parity [][]byte
+	word   []uint64
+}
+
+// group is a range of bytes of a stripe with the same intact parity rows.
+type group struct {
+	c0, c1 int
+	rows   []int
+}
+
+func (st *stripeRepair) repair(s int, lost []int, hint []bool) error {
+	m := st.m
+	w := m.stripeWidth(s)
+	data := st.data[:w]
+	isLost := make([]bool, w)
+	for _, k := range lost {
+		isLost[k] = true
+	}
+	// Every segment's bytes, the damaged ones too where they are still
+	// there: they stand in where the parity is damaged as well.
+	var hints []int // places of lost segments with their bytes
+	for x, k := range lost {
+		if hint[x] {
+			hints = append(hints, k)
+		}
+	}
+	for k := range w {
+		clear(data[k])
+		if isLost[k] && !slices.Contains(hints, k) {
+			continue
+		}
+		i, j := m.locate(int64(k)*int64(m.Stripes) + int64(s))
+		off, n := m.SegmentRange(i, j)
+		if got, err := st.files[i].ReadAt(data[k][:n], off); int64(got) < n {
+			return fmt.Errorf("tree: reading %s at byte %d: %v", m.Files[i].Name, off, err)
+		}
+	}
+	var groups []group
+	ok := make([][]bool, m.Parity)
+	for k := range m.Parity {
+		ok[k] = m.readParity(s, k, st.parity[k])
+	}
+	for c := range m.chunks() {
+		c0, c1 := m.chunkRange(c)
+		var rows []int
+		for k := range m.Parity {
+			if ok[k][c] {
+				rows = append(rows, k)
+			}
+		}
+		if g := len(groups) - 1; g >= 0 && slices.Equal(groups[g].rows, rows) {
+			groups[g].c1 = c1
+			continue
+		}
+		groups = append(groups, group{c0, c1, rows})
+	}
+	// The ranges with enough parity are solved once; the others are tried
+	// with stand-ins: each choice of damaged segments assumed intact over
+	// the range, until every rebuilt segment hashes right.
+	var short []group
+	for _, g := range groups {
+		if len(g.rows) >= len(lost) {
+			if err := solveRange(data, lost, st.parity, g.rows[:len(lost)], g.c0, g.c1); err != nil {
+				return err
+			}
+			continue
+		}
+		short = append(short, g)
+	}
+	saved := make(map[int][]byte, len(hints))
+	for _, k := range hints {
+		saved[k] = slices.Clone(data[k])
+	}
+	choices := make([][][]int, len(short))
+	trials := 1
+	for x, g := range short {
+		choices[x] = combinations(hints, len(lost)-len(g.rows))
+		trials *= len(choices[x])
+		if trials == 0 || trials > maxTrials {
+			return fmt.Errorf("%w: stripe %d: %d lost segments, %d intact parity rows over bytes %d-%d, %d damaged segments to stand in",
+				ErrTooManyFaults, s, len(lost), len(g.rows), g.c0, g.c1-1, len(hints))
+		}
+	}
+	for t := range trials {
+		rest := t
+		for x, g := range short {
+			assume := choices[x][rest%len(choices[x])]
+			rest /= len(choices[x])
+			var solve []int
+			for _, k := range lost {
+				if slices.Contains(assume, k) {
+					copy(data[k][g.c0:g.c1], saved[k][g.c0:g.c1])
+				} else {
+					solve = append(solve, k)
+				}
+			}
+			if err := solveRange(data, solve, st.parity, g.rows, g.c0, g.c1); err != nil {
+				return err
+			}
+		}
+		bad, err := st.check(s, lost)
+		if err != nil {
+			return err
+		}
+		if bad < 0 {
+			return st.write(s, lost)
+		}
+		if len(short) == 0 {
+			i, j := m.locate(int64(bad)*int64(m.Stripes) + int64(s))
+			return fmt.Errorf("%w: %s, segment %d", ErrRepairCheck, m.Files[i].Name, j)
+		}
+	}
+	return fmt.Errorf("%w: stripe %d: its damaged parity and damaged segments overlap", ErrTooManyFaults, s)
+}
+
+// check hashes the rebuilt segments of stripe s and returns the first
+// place whose hash is not the manifest's, or -1.
+func (st *stripeRepair) check(s int, lost []int) (int, error) {
+	m := st.m
+	for _, k := range lost {
+		i, j := m.locate(int64(k)*int64(m.Stripes) + int64(s))
+		_, n := m.SegmentRange(i, j)
+		want, ok, err := m.Leaf(i, j)
+		if err != nil {
+			return 0, err
+		}
+		m.Hash.leaf(st.data[k][:n], uint64(j+m.Files[i].Segments-1), st.word)
+		if !ok || get(st.word) != want {
+			return k, nil
+		}
+	}
+	return -1, nil
+}
+
+func (st *stripeRepair) write(s int, lost []int) error {
+	m := st.m
+	for _, k := range lost {
+		i, j := m.locate(int64(k)*int64(m.Stripes) + int64(s))
+		off, n := m.SegmentRange(i, j)
+		if _, err := st.files[i].WriteAt(st.data[k][:n], off); err != nil {
+			return fmt.Errorf("tree: writing %s: %w", m.Files[i].Name, err)
+		}
+	}
+	return nil
+}
+
+// combinations returns the subsets of n elements of set, in order.
+func combinations(set []int, n int) [][]int {
+	if n == 0 {
+		return [][]int{nil}
+	}
+	var out [][]int
+	for x := 0; x+n <= len(set) && len(out) <= maxTrials; x++ {
+		for _, rest := range combinations(set[x+1:], n-1) {
+			out = append(out, append([]int{set[x]}, rest...))
+		}
+	}
+	return out
 }

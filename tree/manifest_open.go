@@ -26,7 +26,7 @@ func le64(b []byte) uint64 { return binary.LittleEndian.Uint64(b) }
 //	88  u64 zero
 //	96  per file: u16 name length, name, u64 size, root as 16 bytes (low half first)
 //	    u64 XXH3-64 of each 4 KiB block of the nodes, then of the leaves,
-//	    then of each parity segment, stripe by stripe
+//	    then of each KiB of each parity segment, stripe by stripe
 //	L-8 u64 XXH3-64 of bytes 0 to L-9
 //
 // Integers are little-endian.
@@ -140,7 +140,7 @@ func decodeMain(b []byte, size int64) (*Manifest, error) {
 	}
 	m.nodeSums = sums(blocks(m.nodesLen))
 	m.leafSums = sums(blocks(m.copies[2] - m.leavesAt))
-	m.paritySums = sums(int64(m.Stripes) * int64(m.Parity))
+	m.paritySums = sums(int64(m.Stripes) * int64(m.Parity) * int64(m.chunks()))
 	_ = size
 	return m, nil
 }
@@ -276,7 +276,7 @@ func OpenManifest(f ReaderAt, size int64) (*Manifest, error) {
 // blocks past the end of a truncated manifest are damaged.
 func checkBlocks(f ReaderAt, off, n int64, sums []uint64, size int64) ([]bool, error) {
 	ok := make([]bool, len(sums))
-	buf := make([]byte, 256*hashBlock)
+	buf := make([]byte, min(256*hashBlock, n))
 	for at := int64(0); at < n; at += int64(len(buf)) {
 		b := buf[:min(int64(len(buf)), n-at)]
 		got, err := f.ReadAt(b, off+at)

@@ -370,9 +370,41 @@ func TestManifestSurvivesAnyFlippedByte(t *testing.T) {
 			t.Fatalf("byte %d flipped: repair %v", at, err)
 		}
 	}
+	// Damage at the parity's limit: two segments of a stripe with P = 2,
+	// in different KiB of their segments, and a byte flipped anywhere in
+	// the manifest, parity included (the other segment stands in for the
+	// damaged parity row over the damaged KiB).
+	data = randomData(30_000, 43)
+	_, good2 := makeOne(t, data, WithParity(2))
+	damaged = slices.Clone(data)
+	damaged[2048*3+10] ^= 1   // segment 3, its first KiB
+	damaged[2048*9+1500] ^= 1 // segment 9, its second
+	for at := range good2.b {
+		b := slices.Clone(good2.b)
+		b[at] ^= 0x40
+		m, err := OpenManifest(bytes.NewReader(b), int64(len(b)))
+		if err != nil {
+			t.Fatalf("byte %d of %d flipped: %v", at, len(b), err)
+		}
+		files := []*memFile{{slices.Clone(damaged)}}
+		if err := repairAll(t, m, files); err != nil || !bytes.Equal(files[0].b, data) {
+			t.Fatalf("byte %d flipped, two segments damaged: repair %v", at, err)
+		}
+	}
+	// Both damaged in the same KiB as a damaged parity byte: refused.
+	m, _ := OpenManifest(bytes.NewReader(good2.b), int64(len(good2.b)))
+	b := slices.Clone(good2.b)
+	b[m.parityAt+5] ^= 1
+	damaged[2048*9+5] ^= 1
+	damaged[2048*9+1500] ^= 1
+	m, _ = OpenManifest(bytes.NewReader(b), int64(len(b)))
+	if err := repairAll(t, m, []*memFile{{damaged}}); !errors.Is(err, ErrTooManyFaults) {
+		t.Errorf("overlapping damage: %v", err)
+	}
+
 	// A run of damage over the first copy of the main block and the nodes.
-	b := slices.Clone(good.b)
-	m, _ := OpenManifest(bytes.NewReader(b), int64(len(b)))
+	b = slices.Clone(good.b)
+	m, _ = OpenManifest(bytes.NewReader(b), int64(len(b)))
 	for k := range m.copies[1] {
 		b[k] = 0
 	}

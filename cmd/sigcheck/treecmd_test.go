@@ -221,6 +221,15 @@ func TestRepairTruncatedExtendedFromDamagedManifest(t *testing.T) {
 		t.Errorf("repair extended: %d %q", code, o)
 	}
 	same(t, path, data)
+	// Damage at the parity's limit: 8 segments of stripe 0 (of 2), with
+	// the manifest still damaged.
+	for k := range int64(8) {
+		flip(t, path, 2*k*2048+k%2*1500+7)
+	}
+	if o, _, code := sigcheck(t, "repair", path); code != 0 || !strings.Contains(o, "repaired 8 segments") {
+		t.Errorf("repair at the limit: %d %q", code, o)
+	}
+	same(t, path, data)
 }
 
 // A directory as one recovery set: a renamed file, a missing one and a
