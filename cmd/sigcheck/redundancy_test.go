@@ -27,7 +27,10 @@ func TestRedundancyProtect(t *testing.T) {
 func TestRedundancyProtectCopiedHalosJSON(t *testing.T) {
 	code, out, _ := redundancy(t, "protect", "-ranks", "4", "-grid", "16", "-steps", "30", "-check", "0", "-runs", "3", "-rate", "0.05", "-copy-halos", "-json", "-protocol", "alltoall")
 	var res struct {
-		Runs []struct{ Injected, Corrected uint64; Identical bool }
+		Runs []struct {
+			Injected, Corrected uint64
+			Identical           bool
+		}
 	}
 	if code != 0 || json.Unmarshal([]byte(out), &res) != nil || len(res.Runs) != 3 {
 		t.Fatalf("exit %d:\n%s", code, out)
