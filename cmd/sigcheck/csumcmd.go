@@ -31,7 +31,7 @@ func runCsum(e *env, args []string) error {
 		"A line's algorithm is its tag (or XXH3_), else -alg when given, else its length\n"+
 		"as xxhsum and sha256sum read it: 8 hex digits xxh32, 16 xxh64, 32 xxh3-128, 64 sha256.\n\n"+
 		"Algorithms: "+strings.Join(csum.Names(), ", ")+".")
-	alg := fs.String("alg", csum.BuiltinDefault, "checksum `algorithm` (not the tuned default: a printed checksum must not depend on the machine);\nwith -c, the algorithm of lines that do not name theirs")
+	alg := fs.String("alg", csum.BuiltinDefault, "checksum `algorithm` (not the tuned default: a printed checksum must not depend on the machine);\nwith -c, when given, the algorithm of lines that do not name theirs (else their length says)")
 	tag := fs.Bool("tag", false, "print BSD lines: ALG (FILE) = HASH")
 	check := fs.Bool("c", false, "check the sums that the FILEs list")
 	fs.BoolVar(check, "check", false, "the same as -c (sha256sum's --check)")
