@@ -266,3 +266,19 @@ func TestLayoutDisagreement(t *testing.T) {
 	wg.Wait()
 	wantErr(t, errs, 3, ErrLayout)
 }
+
+func TestNodeServesOneGatherer(t *testing.T) {
+	lay, _ := NewLayout(2, 1, Block)
+	eps := endpoints(t, "local", 2)
+	nodes := NewNodes(lay)
+	err := spmd(t, 2, func(ctx context.Context, r int) error {
+		_, err := New(ctx, eps[r], eps[r], lay, nodes[0])
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := New(context.Background(), eps[1], eps[1], lay, nodes[0]); !errors.Is(err, ErrLayout) {
+		t.Fatalf("a second Gatherer on one Node: %v", err)
+	}
+}

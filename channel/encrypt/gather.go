@@ -94,7 +94,7 @@ const (
 // Gatherer runs encrypted all-gathers for one rank. Every rank of the
 // Comm makes one with New, at the same point of its program (New is a
 // collective, and duplicates the Comm); the ranks of one node give theirs
-// the same Node. It is not safe for concurrent use: calls are
+// the same Node (one Node serves one Gatherer a rank). It is not safe for concurrent use: calls are
 // collectives, made in the same order everywhere.
 type Gatherer struct {
 	c       channel.Comm
@@ -129,6 +129,9 @@ func New(ctx context.Context, c channel.Comm, keys KeySource, lay Layout, node *
 	}
 	if keys == nil {
 		return nil, fmt.Errorf("encrypt: no KeySource")
+	}
+	if err := node.claim(r); err != nil {
+		return nil, err
 	}
 	g := &Gatherer{rank: r, p: c.Size(), lay: lay, node: node, keys: keys, links: map[int]*link{}}
 	for _, o := range opts {

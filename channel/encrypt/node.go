@@ -25,7 +25,8 @@ type Node struct {
 	out     Counts // what the last barrier gave
 	err     error  // a rank's failure, which ends every wait
 
-	box [][]chan []byte // box[to][from]: frames between local ranks
+	box     [][]chan []byte // box[to][from]: frames between local ranks
+	claimed map[int]bool    // the ranks whose Gatherer uses it
 
 	// HS1/HS2: double-buffered, by the parity of the all-gather's seq, so
 	// that a rank may start the next one while another still copies out.
@@ -128,6 +129,21 @@ func (n *Node) fail(rank int, err error) {
 	}
 	n.cond.Broadcast()
 	n.mu.Unlock()
+}
+
+// claim gives the node to rank r's Gatherer: one Gatherer a rank, since
+// their barriers and buffers would mix.
+func (n *Node) claim(r int) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.claimed == nil {
+		n.claimed = map[int]bool{}
+	}
+	if n.claimed[r] {
+		return fmt.Errorf("%w: node %d already serves a Gatherer of rank %d (make a Node for each)", ErrLayout, n.id, r)
+	}
+	n.claimed[r] = true
+	return nil
 }
 
 // has says whether rank r is on this node.
