@@ -20,8 +20,9 @@ import (
 // bytes, left child first — hash for hash the reference implementation's
 // (merkle-mpi's tree_calculate_hash). "xxh3-128" is the same with
 // XXH3-128, each child's hash as 16 bytes, low half first, little-endian.
-// Any other csum algorithm also works, with the seed as 8 little-endian
-// bytes written before the data; those are slower and are for comparison.
+// Any other csum algorithm of up to 16 bytes also works (not the 32-byte
+// digests sha256 and blake3), with the seed as 8 little-endian bytes
+// written before the data; those are slower and are for comparison.
 type Hash struct {
 	name  string
 	words int // 64-bit words per node hash: 1, or 2 for 128-bit hashes
@@ -41,7 +42,7 @@ const (
 const DefaultHash = "xxh3"
 
 // LookupHash returns the hash a name gives: "xxh3", "xxh3-128", or any
-// algorithm of csum.
+// algorithm of csum whose checksum fits a node (16 bytes at most).
 func LookupHash(name string) (*Hash, error) {
 	if name == "" {
 		name = DefaultHash
