@@ -139,6 +139,9 @@ func (c *Comm) dispatch(ctx context.Context) {
 	var scratch [256]byte
 	for {
 		st, err := c.repair.Recv(ctx, channel.AnySource, channel.AnyTag, buf[:])
+		if errors.Is(err, channel.ErrTruncated) {
+			err = fmt.Errorf("%w: a discovery record of %d bytes from native rank %d", ErrWire, st.Len, st.Source)
+		}
 		if err == nil {
 			err = c.deliver(ctx, st, buf[:st.Len], scratch[:])
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/leanovate/gopter/prop"
 
 	"github.com/sigcheck/sigcheck/channel"
+	"github.com/sigcheck/sigcheck/csum"
 )
 
 var transports = []string{"local", "tcp"}
@@ -493,4 +494,42 @@ func statsOf(cs []*Comm) []Stats {
 		out[i] = c.Stats()
 	}
 	return out
+}
+
+// A peer that sends malformed discovery records (wrong kind, size, or a
+// rank out of range) stops this replica's discoveries with ErrWire: no
+// panic, no allocation sized by the record, no hang.
+func TestMalformedRecords(t *testing.T) {
+	for _, rec := range [][]byte{
+		nil,
+		{'R'},
+		make([]byte, maxRecord+100),
+		report{Src: 7, Claims: [2]claim{{0, csum.Value{}}, {1, csum.Value{}}}}.put(nil), // rank 7 of 2
+		verdict{Src: 0, From: 1, Outcome: outcomeNone, Len: 5}.put(nil),                 // no data, yet a length
+		verdict{Src: 0, From: 2, Outcome: outcomeCorrect, Len: 5}.put(nil),              // signed by another replica
+	} {
+		nat := natives(t, "local", 6) // 2 ranks × 3 replicas; native 3 is rank 1's replica 1
+		victim, err := New(nat[1], 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { victim.Close() })
+		var repair channel.Comm
+		for range 5 { // the rogue's fifth duplicate is the victims' discovery context
+			repair = channel.Dup(nat[3])
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		tag := tagVerdict
+		if len(rec) > 0 && rec[0] == 'R' {
+			tag = tagReport
+		}
+		if err := repair.Send(ctx, 1, tag, rec); err != nil {
+			t.Fatal(err)
+		}
+		_, err = victim.box.wait(ctx, boxKey{'R', msgID{}, 9})
+		cancel()
+		if !errors.Is(err, ErrWire) {
+			t.Errorf("%x: %v", rec, err)
+		}
+	}
 }
