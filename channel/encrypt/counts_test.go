@@ -108,3 +108,22 @@ func TestLowerBoundRd(t *testing.T) {
 		}
 	}
 }
+
+// With a model, the counts carry the critical path's time: on two
+// nodes of one rank, C-Ring seals m bytes, sends them, opens m bytes.
+func TestModelTime(t *testing.T) {
+	md := Model{Intra: Link{1, 1}, Inter: Link{100, 2}, Encrypt: Link{10, 3}, Decrypt: Link{1000, 5}}
+	lay, _ := NewLayout(2, 2, Block)
+	j := newJob(t, endpoints(t, "local", 2), lay, func(int) []Option { return []Option{WithModel(md)} })
+	const m = 7
+	cs, err := j.check(t, CRing, m, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := (10 + 3*m) + (100 + 2*m) + (1000 + 5*m)
+	for r, c := range cs {
+		if c.Time != float64(want) {
+			t.Errorf("rank %d: time %g, want %d", r, c.Time, want)
+		}
+	}
+}

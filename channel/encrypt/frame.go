@@ -92,18 +92,6 @@ type Limits struct {
 	Origins int // the pieces hold at most this many origins in all
 }
 
-// frameSize is the length of a frame with these pieces.
-func frameSize(sealed bool, pieces []Piece) int {
-	n := hdrLen
-	for _, pc := range pieces {
-		n += entryLen + 4*len(pc.Origins) + len(pc.Data)
-	}
-	if sealed {
-		n += tagLen
-	}
-	return n
-}
-
 // maxFrameSize bounds the frame of a step that brings origins blocks of
 // m bytes, in at most that many pieces (or one, if origins is 0).
 func maxFrameSize(origins, m int) int {

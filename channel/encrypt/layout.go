@@ -171,14 +171,3 @@ func (l Layout) digest() [32]byte {
 	}
 	return sha256.Sum256(b)
 }
-
-// contiguous says whether every node's ranks are consecutive (block
-// order, where RD's first rounds stay inside nodes).
-func (l Layout) contiguous() bool {
-	for _, rs := range l.ranks {
-		if rs[len(rs)-1]-rs[0] != len(rs)-1 {
-			return false
-		}
-	}
-	return true
-}
