@@ -52,6 +52,11 @@ func (a *Algorithm) Sum(p []byte) Value { return a.sum(p) }
 // New returns a running checksum.
 func (a *Algorithm) New() Hash { return a.new() }
 
+// SeededWithLength reports whether the algorithm's state starts from the
+// total length (MurmurHash64A, SuperFastHash): its New keeps all the data
+// until Sum, and only NewFor, told the length, streams.
+func (a *Algorithm) SeededWithLength() bool { return a.newSized != nil }
+
 // NewFor returns a running checksum of exactly total bytes, which lets
 // the algorithms seeded with the length (MurmurHash64A, SuperFastHash)
 // stream instead of keeping the data until Sum. Writing another number of

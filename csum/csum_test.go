@@ -353,6 +353,9 @@ func TestRegistry(t *testing.T) {
 		if err != nil || h.Size() != a.Size {
 			t.Errorf("New(%s): size %d, %v", a.Name, h.Size(), err)
 		}
+		if seeded := a.Name == "murmur64a" || a.Name == "superfast"; a.SeededWithLength() != seeded {
+			t.Errorf("%s: SeededWithLength %v", a.Name, !seeded)
+		}
 		if a.About == "" || a.Size == 0 {
 			t.Errorf("%s is not described", a.Name)
 		}

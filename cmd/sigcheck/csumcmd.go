@@ -217,6 +217,32 @@ func readPipelined(r io.Reader, consume func([]byte)) (int64, error) {
 	panic("unreachable: the reader closes full only after an error piece")
 }
 
+// maxHeld bounds the input of unknown size (a pipe) that an algorithm
+// seeded with the length must hold in memory until its end.
+var maxHeld int64 = 256 << 20
+
+// heldLimit fails a read past maxHeld bytes, rather than let a pipe grow
+// the process without bound.
+type heldLimit struct {
+	r    io.Reader
+	left int64
+	alg  string
+}
+
+func (l *heldLimit) Read(p []byte) (int, error) {
+	if l.left <= 0 { // at the bound: fine if the input ends here
+		var one [1]byte
+		n, err := l.r.Read(one[:])
+		if n == 0 {
+			return 0, err
+		}
+		return 0, fmt.Errorf("%s starts from the length, so input of unknown size is held in memory, and this is over %s: give a file instead", l.alg, sizeLabel(int(maxHeld)))
+	}
+	n, err := l.r.Read(p[:min(int64(len(p)), l.left)])
+	l.left -= int64(n)
+	return n, err
+}
+
 // checksumFile streams a file (or standard input for "-") through a, with
 // a progress bar on standard error for large files.
 func checksumFile(e *env, a *csum.Algorithm, name string) (csum.Hash, int64, error) {
@@ -239,6 +265,9 @@ func checksumFile(e *env, a *csum.Algorithm, name string) (csum.Hash, int64, err
 			total = fi.Size()
 		}
 		r = f
+	}
+	if total < 0 && a.SeededWithLength() {
+		r = &heldLimit{r: r, left: maxHeld, alg: a.Name}
 	}
 	h := a.NewFor(total)
 	bar := progress.New(e.stderr, a.Name+" "+name, total, "B")

@@ -44,6 +44,17 @@ func TestCsumCommand(t *testing.T) {
 			t.Errorf("%s: file %q, stdin %q", alg, o1, o2)
 		}
 	}
+	// Seeded with the length, from a pipe: held in memory, within a bound.
+	defer func(m int64) { maxHeld = m }(maxHeld)
+	maxHeld = 8
+	if o, _, code := sigcheckIn(t, "12345678", "csum", "-alg", "murmur64a"); code != 0 || !strings.HasSuffix(o, "  -\n") {
+		t.Errorf("8 bytes held: exit %d %q", code, o)
+	}
+	_, e, code = sigcheckIn(t, "123456789", "csum", "-alg", "superfast")
+	if code != exitNegative || e != "sigcheck csum: -: superfast starts from the length, so input of unknown size is held in memory, and this is over 8 B: give a file instead\n" {
+		t.Errorf("9 bytes over the bound: exit %d %q", code, e)
+	}
+	maxHeld = 256 << 20
 	_, e, code = sigcheckIn(t, "", "csum", "-alg", "md5")
 	if code != exitUsage || e != "sigcheck csum: -alg md5: unknown algorithm; known: "+strings.Join(csum.Names(), ", ")+" (sigcheck csum -h for help)\n" {
 		t.Errorf("md5: %d %q", code, e)
