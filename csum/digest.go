@@ -25,7 +25,7 @@ import (
 var sha256Alg = &Algorithm{
 	Name: "sha256", Aliases: []string{"sha-256", "sha2-256"}, Size: 32,
 	Detects: Detection{Bit1: Likely, Bit2: Likely, Bit3: Likely, Swap: Likely},
-	About:   "SHA-256 (FIPS 180-4), from crypto/sha256; Value holds its first 128 bits",
+	About:   "SHA-256 (FIPS 180-4), from crypto/sha256",
 	sum: func(p []byte) Value {
 		d := sha256.Sum256(p)
 		return leftmost128(d[:])
@@ -39,7 +39,7 @@ var sha256Alg = &Algorithm{
 var blake3Alg = &Algorithm{
 	Name: "blake3", Aliases: []string{"b3"}, Size: 32,
 	Detects: Detection{Bit1: Likely, Bit2: Likely, Bit3: Likely, Swap: Likely},
-	About:   "BLAKE3, 256 bits, from github.com/zeebo/blake3; Value holds its first 128 bits",
+	About:   "BLAKE3, 256 bits, from github.com/zeebo/blake3",
 	sum: func(p []byte) Value {
 		d := blake3.Sum256(p)
 		return leftmost128(d[:])

@@ -293,7 +293,7 @@ func checksumFile(e *env, a *csum.Algorithm, name string) (csum.Hash, int64, err
 }
 
 func listAlgorithms(e *env, md, asJSON bool) error {
-	rows := [][]string{{"name", "bits", "1 bit", "2 bits", "3 bits", "swap", "combine", "about"}}
+	rows := [][]string{{"name", "bits", "1 bit", "2 bits", "3 bits", "swap", "combine", "about", "also known as"}}
 	enc := json.NewEncoder(e.stdout)
 	for _, a := range csum.All() {
 		d := a.Detects
@@ -309,7 +309,7 @@ func listAlgorithms(e *env, md, asJSON bool) error {
 			}
 			continue
 		}
-		rows = append(rows, []string{a.Name, fmt.Sprint(8 * a.Size), d.Bit1.String(), d.Bit2.String(), d.Bit3.String(), d.Swap.String(), comb, a.About})
+		rows = append(rows, []string{a.Name, fmt.Sprint(8 * a.Size), d.Bit1.String(), d.Bit2.String(), d.Bit3.String(), d.Swap.String(), comb, a.About, strings.Join(a.Aliases, ", ")})
 	}
 	if !asJSON {
 		printTable(e.stdout, rows, md)

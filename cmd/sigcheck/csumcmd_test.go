@@ -103,7 +103,8 @@ func TestCsumPrintsWhatTheToolsPrint(t *testing.T) {
 
 func TestCsumListAndDetect(t *testing.T) {
 	o, _, code := sigcheckIn(t, "", "csum", "-list", "-markdown")
-	if code != 0 || !strings.HasPrefix(o, "| name | bits |") || strings.Count(o, "\n") != 21 {
+	if code != 0 || !strings.HasPrefix(o, "| name | bits |") || strings.Count(o, "\n") != 21 ||
+		!strings.Contains(o, "| crc64-xz | 64 |") || !strings.Contains(o, "| crc64, crc-64/xz, crc-64/go-ecma |") {
 		t.Errorf("list:\n%s", o)
 	}
 	o, _, code = sigcheckIn(t, "", "csum", "-detect", "-trials", "300", "-size", "1024")
