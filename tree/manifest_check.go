@@ -251,6 +251,24 @@ func (m *Manifest) readParity(s, k int, buf []byte) []bool {
 	return ok
 }
 
+// DamagedParity reads all the parity and returns how many of its KiB
+// chunks fail their checksum (each costs its stripe one parity row over
+// that KiB).
+func (m *Manifest) DamagedParity() int {
+	n := 0
+	buf := make([]byte, m.Segment)
+	for s := range m.Stripes {
+		for k := range m.Parity {
+			for _, ok := range m.readParity(s, k, buf) {
+				if !ok {
+					n++
+				}
+			}
+		}
+	}
+	return n
+}
+
 // maxTrials bounds the stand-ins a repair tries in one stripe.
 const maxTrials = 1024
 

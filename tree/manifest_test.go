@@ -395,6 +395,9 @@ func TestManifestSurvivesAnyFlippedByte(t *testing.T) {
 	m, _ := OpenManifest(bytes.NewReader(good2.b), int64(len(good2.b)))
 	b := slices.Clone(good2.b)
 	b[m.parityAt+5] ^= 1
+	if m, _ := OpenManifest(bytes.NewReader(b), int64(len(b))); m.DamagedParity() != 1 || m.Damage.Any() {
+		t.Errorf("damaged parity: %d KiB, %+v", m.DamagedParity(), m.Damage)
+	}
 	damaged[2048*9+5] ^= 1
 	damaged[2048*9+1500] ^= 1
 	m, _ = OpenManifest(bytes.NewReader(b), int64(len(b)))

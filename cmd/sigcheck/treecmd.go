@@ -533,13 +533,14 @@ type damageVerdict struct {
 	MainCopies       int `json:"main_copies"`
 	DamagedBlocks    int `json:"damaged_hash_blocks"`
 	LostHashes       int `json:"lost_hashes"`
+	DamagedParity    int `json:"damaged_parity_kib"`
 }
 
 // inspect checks every file of the set.
 func inspect(e *env, s *set) (*verdict, error) {
 	v := &verdict{Manifest: s.path, OK: true}
-	if d := s.Damage; d.Any() {
-		v.ManifestDamage = &damageVerdict{d.MainCopies, 3, d.NodeBlocks + d.LeafBlocks, d.LostLeaves}
+	if d, p := s.Damage, s.DamagedParity(); d.Any() || p > 0 {
+		v.ManifestDamage = &damageVerdict{d.MainCopies, 3, d.NodeBlocks + d.LeafBlocks, d.LostLeaves, p}
 	}
 	for i := range s.Files {
 		fv, err := inspectFile(e, s, i, s.paths[i])
@@ -598,6 +599,9 @@ func (v *verdict) print(e *env, asJSON bool) error {
 	if d := v.ManifestDamage; d != nil {
 		fmt.Fprintf(w, "%s: damaged, still usable: %d of %d copies of its main block intact, %d damaged block%s of hashes",
 			v.Manifest, d.MainCopiesIntact, d.MainCopies, d.DamagedBlocks, plural(d.DamagedBlocks))
+		if d.DamagedParity > 0 {
+			fmt.Fprintf(w, ", %d damaged KiB of parity", d.DamagedParity)
+		}
 		if d.LostHashes > 0 {
 			fmt.Fprintf(w, ", %d segment hash%s lost", d.LostHashes, map[bool]string{true: "", false: "es"}[d.LostHashes == 1])
 		}
