@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# mpi-bench.sh: sigcheck's Open MPI transport (channel/mpi) beside C Open
+# MPI, in one run: a C ping-pong and bandwidth test of ours
+# (scripts/mpi-pingpong.c, built with mpicc), NetPIPE (NPopenmpi, if
+# installed: apt-get install netpipe-openmpi) and the Go transport through
+# cmd/sigcheck/osu (channel/mpi's TestOSU), each over Open MPI's
+# shared-memory path (btl vader) and over TCP (--mca btl tcp,self). The Go
+# transport runs unprotected and under the checksum and Merkle layers,
+# and once more with one frame in a hundred corrupted (every message must
+# come byte-identical, and every fault caught). Each measurement is taken
+# RUNS times, interleaved; the summary gives medians and the ratios.
+#
+#	scripts/mpi-bench.sh            # RUNS=5 by default; OUT=dir keeps the raw rows
+set -euo pipefail
+cd "$(dirname "$0")/.."
+runs=${RUNS:-5}
+out=${OUT:-$(mktemp -d)}
+mkdir -p "$out"
+mpirun=(mpirun --allow-run-as-root -np 2 --bind-to none)
+mpicc -O2 -o "$out/mpi-pingpong" scripts/mpi-pingpong.c
+go test -c -tags mpi -o "$out/mpi.test" ./channel/mpi
+lat_sizes="1 64 1024 16384"
+bw_sizes="65536 1048576 4194304 16777216"
+csv=$(tr ' ' , <<<"$bw_sizes")
+declare -A btl=([shm]="--mca btl vader,self" [tcp]="--mca btl tcp,self")
+echo "# $(date -u +%FT%TZ) $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg); raw rows in $out" >&2
+for run in $(seq "$runs"); do
+  for path in shm tcp; do
+    # shellcheck disable=SC2086
+    b=(${btl[$path]})
+    "${mpirun[@]}" "${b[@]}" "$out/mpi-pingpong" latency $lat_sizes | sed "s/^/$path c /" >>"$out/rows.txt"
+    "${mpirun[@]}" "${b[@]}" "$out/mpi-pingpong" bw $bw_sizes | sed "s/^/$path c /" >>"$out/rows.txt"
+    "${mpirun[@]}" "${b[@]}" "$out/mpi.test" -test.run '^TestOSU$' -osu latency -osu.sizes "$(tr ' ' , <<<"$lat_sizes")" |
+      grep '^latency' | sed "s/^/$path go /" >>"$out/rows.txt"
+    "${mpirun[@]}" "${b[@]}" "$out/mpi.test" -test.run '^TestOSU$' -osu bw -osu.protect none,checksum,merkle -osu.sizes "$csv" |
+      grep '^bw' | sed "s/^/$path go /" >>"$out/rows.txt"
+    if command -v NPopenmpi >/dev/null && [[ $run == 1 ]]; then
+      # NetPIPE: bytes, Mbps, µs (one way), at its own sizes.
+      "${mpirun[@]}" "${b[@]}" NPopenmpi -l 1 -u 16777216 -o "$out/np-$path.out" >/dev/null 2>&1 || true
+    fi
+  done
+  echo "# run $run of $runs done" >&2
+done
+echo "# faults: 1e-2 of the frames corrupted, shared memory" >&2
+"${mpirun[@]}" "$out/mpi.test" -test.run '^TestOSU$' -osu bw -osu.protect checksum,merkle -osu.inject 1e-2 -osu.sizes 65536,1048576,16777216 |
+  grep '^bw' | tee "$out/inject.txt"
+
+# Medians, per path, implementation, op, protection and size.
+awk '
+  { key = $1 " " $2 " " $3 " " $5 " " $6; v[key] = v[key] " " $7; unit[key] = $8 }
+  END {
+    for (k in v) {
+      n = split(v[k], a, " "); asort(a)
+      m = (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+      printf "%s %.2f %s %d\n", k, m, unit[k], n
+    }
+  }' "$out/rows.txt" | sort -k1,1 -k3,3 -k5,5n -k2,2 -k4,4 >"$out/medians.txt"
+printf '%-4s %-3s %-8s %-8s %10s %12s %-5s %s\n' path impl op protect size median unit runs
+awk '{ printf "%-4s %-3s %-8s %-8s %10d %12.2f %-5s %d\n", $1, $2, $3, $4, $5, $6, $7, $8 }' "$out/medians.txt"
+echo
+echo "# ratios (medians): Go unprotected / C, and protected / unprotected Go"
+awk '
+  { m[$1 " " $2 " " $3 " " $4 " " $5] = $6 }
+  END {
+    for (k in m) {
+      split(k, f, " ")
+      if (f[2] == "go" && f[4] == "none" && ((f[1] " c " f[3] " none " f[5]) in m)) {
+        c = m[f[1] " c " f[3] " none " f[5]]
+        printf "%-4s %-8s %10d  go/c %.2f\n", f[1], f[3], f[5], (f[3] == "latency") ? c / m[k] : m[k] / c
+      }
+      if (f[2] == "go" && f[4] != "none" && ((f[1] " go " f[3] " none " f[5]) in m)) {
+        printf "%-4s %-8s %10d  %s/none %.2f\n", f[1], f[3], f[5], f[4], m[k] / m[f[1] " go " f[3] " none " f[5]]
+      }
+    }
+  }' "$out/medians.txt" | sort
+if compgen -G "$out/np-*.out" >/dev/null; then
+  echo
+  echo "# NetPIPE (bytes, Mbps, one-way µs), first run, a few sizes"
+  for f in "$out"/np-*.out; do
+    echo "${f##*/np-}:"
+    awk '$1 == 1 || $1 == 64 || $1 == 1024 || $1 == 16384 || $1 == 65536 || $1 == 1048576 || $1 == 4194304 || $1 == 16777216 { printf "  %10d %10.1f Mbps %10.2f us\n", $1, $2, $3 }' "$f"
+  done
+fi
