@@ -57,10 +57,10 @@ func (m *Manifest) encodeMain() []byte {
 	return binary.LittleEndian.AppendUint64(b, xxh3.Hash(b))
 }
 
-// decodeMain decodes a main block whose checksums have been checked, for a
-// manifest of size bytes. Every count is bounded by the block's length
-// before anything is allocated from it.
-func decodeMain(b []byte, size int64) (*Manifest, error) {
+// decodeMain decodes a main block whose checksums have been checked.
+// Every count is bounded by the block's length before anything is
+// allocated from it.
+func decodeMain(b []byte) (*Manifest, error) {
 	if b[24] != mainVersion {
 		return nil, fmt.Errorf("version %d (this sigcheck reads %d)", b[24], mainVersion)
 	}
@@ -141,7 +141,6 @@ func decodeMain(b []byte, size int64) (*Manifest, error) {
 	m.nodeSums = sums(blocks(m.nodesLen))
 	m.leafSums = sums(blocks(m.copies[2] - m.leavesAt))
 	m.paritySums = sums(int64(m.Stripes) * int64(m.Parity) * int64(m.chunks()))
-	_ = size
 	return m, nil
 }
 
@@ -207,7 +206,7 @@ func OpenManifest(f ReaderAt, size int64) (*Manifest, error) {
 		b, err := readMain(f, off, size)
 		if err == nil {
 			var mm *Manifest
-			if mm, err = decodeMain(b, size); err == nil {
+			if mm, err = decodeMain(b); err == nil {
 				m = mm
 				return
 			}
