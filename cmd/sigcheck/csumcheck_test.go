@@ -163,3 +163,14 @@ func TestCsumCheckFlagsNeedC(t *testing.T) {
 		t.Errorf("a directory as the list: exit %d %q", code, e)
 	}
 }
+
+// A checksum file with CRLF line endings (written on Windows) checks as
+// sha256sum -c checks it.
+func TestCsumCheckCRLF(t *testing.T) {
+	checkDir(t)
+	sums, _, _ := sigcheckIn(t, "", "csum", "-alg", "sha256", "a", "b")
+	o, e, code := sigcheckIn(t, strings.ReplaceAll(sums, "\n", "\r\n"), "csum", "-c")
+	if code != 0 || o != "a: OK\nb: OK\n" {
+		t.Errorf("CRLF: exit %d %q %q", code, o, e)
+	}
+}

@@ -124,11 +124,14 @@ func unescape(s string) (string, error) {
 	return b.String(), nil
 }
 
-// Parse reads one line, without its newline. It accepts the GNU form
-// ("HASH  NAME", "HASH *NAME", "XXH3_HASH  NAME") and the BSD form ("ALG
-// (NAME) = HASH", with xxhsum's _LE tags), either after a backslash that
-// says the name is escaped. Errors wrap ErrFormat and say what is wrong.
+// Parse reads one line, without its line ending (the "\r" of a CRLF
+// ending is dropped, as coreutils 9 does; Append escapes a name's own). It
+// accepts the GNU form ("HASH  NAME", "HASH *NAME", "XXH3_HASH  NAME") and
+// the BSD form ("ALG (NAME) = HASH", with xxhsum's _LE tags), either after
+// a backslash that says the name is escaped. Errors wrap ErrFormat and say
+// what is wrong.
 func Parse(line string) (Line, error) {
+	line = strings.TrimSuffix(line, "\r")
 	escaped := strings.HasPrefix(line, "\\")
 	if escaped {
 		line = line[1:]

@@ -48,6 +48,8 @@ func TestParseToolLines(t *testing.T) {
 		{"CRC32C (odd (name)) = e3069283", "crc32c", "crc32c", "e3069283", "odd (name)", false},
 		{"XXH32 (x) = y) = 937bad67", "xxh32", "xxh32", "937bad67", "x) = y", false},
 		{"937BAD67   lead space", "", "xxh32", "937bad67", " lead space", false},
+		{"937bad67  crlf\r", "", "xxh32", "937bad67", "crlf", false},
+		{"XXH32 (crlf) = 937bad67\r", "xxh32", "xxh32", "937bad67", "crlf", false},
 	} {
 		l, err := Parse(c.line)
 		if err != nil {
