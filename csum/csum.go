@@ -49,6 +49,18 @@ var ErrUnknown = errors.New("csum: unknown algorithm")
 // Sum returns the checksum of p.
 func (a *Algorithm) Sum(p []byte) Value { return a.sum(p) }
 
+// AppendSum appends the checksum of p to b: Size bytes, most significant
+// first, as a Hash's Sum appends them — for sha256 and blake3 the whole
+// digest, of which Sum's Value keeps the leftmost 128 bits.
+func (a *Algorithm) AppendSum(b, p []byte) []byte {
+	if a.Size <= 16 {
+		return appendValue(b, a.sum(p), a.Size)
+	}
+	h := a.new()
+	h.Write(p)
+	return h.Sum(b)
+}
+
 // New returns a running checksum.
 func (a *Algorithm) New() Hash { return a.new() }
 

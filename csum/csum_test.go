@@ -209,6 +209,9 @@ func TestDigests(t *testing.T) {
 	for name, cases := range digestAnswers {
 		a := mustLookup(t, name)
 		for _, c := range cases {
+			if got := hex.EncodeToString(a.AppendSum(nil, c.input)); got != c.hex {
+				t.Errorf("%s AppendSum(%d bytes) = %s, want %s", name, len(c.input), got, c.hex)
+			}
 			h := a.New()
 			h.Write(c.input)
 			if got := hex.EncodeToString(h.Sum(nil)); got != c.hex {
@@ -402,7 +405,8 @@ func TestStreamingEqualsOneShot(t *testing.T) {
 			}
 			// (A 256-bit digest's Sum is longer than its Value: it starts with it.)
 			sum := h.Sum([]byte{0xEE})
-			if len(sum) != 1+a.Size || !bytes.HasPrefix(sum, appendValue([]byte{0xEE}, want, min(a.Size, 16))) {
+			if len(sum) != 1+a.Size || !bytes.HasPrefix(sum, appendValue([]byte{0xEE}, want, min(a.Size, 16))) ||
+				!bytes.Equal(sum, a.AppendSum([]byte{0xEE}, data)) {
 				return false
 			}
 			h.Reset()

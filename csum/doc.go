@@ -9,9 +9,10 @@
 // checksum — and auto-tuning, which picks the fastest adequate one on the
 // machine at hand.
 //
-// Every algorithm is an *Algorithm with a one-shot Sum, a streaming New
-// (a hash.Hash64 that also returns 128-bit values), Format for its hex
-// form, and Detects: what it is sure, likely or unable to catch among one,
+// Every algorithm is an *Algorithm with a one-shot Sum (a Value of up to
+// 128 bits; AppendSum gives the bytes, the whole 256-bit digest for sha256
+// and blake3), a streaming New (a hash.Hash64 that also returns 128-bit
+// values), Format for its hex form, and Detects: what it is sure, likely or unable to catch among one,
 // two or three flipped bits and two swapped 64-bit words. `sigcheck csum
 // -detect` measures those classes and TestDetection holds each algorithm
 // to its claim: sum and xor never see a swap; Adler-32 misses swapped words
