@@ -45,6 +45,8 @@ type engine struct {
 	stamps     map[msgKey]stamp         // datatype stamps of messages about to open
 	recent     []recentVerdict          // final verdicts of protected messages, to send again if asked: a ring
 	recentNext uint64                   // the next slot of recent to fill
+	forgotten  []uint64                 // per peer, the newest id of its messages gone from recent
+	watching   bool                     // watchEager runs
 	eagerN     int                      // eager sends returned to their callers, not yet verified
 	eagerIdle  []chan struct{}          // Flush calls waiting for eagerN to be 0
 	eagerErrs  []error                  // eager sends that failed since the last Flush (a few)
@@ -112,6 +114,7 @@ var started = func() chan struct{} { c := make(chan struct{}); close(c); return 
 func (e *engine) init(inline bool) {
 	e.inflight, e.sends = map[msgKey]*message{}, map[msgKey]*pending{}
 	e.prot, e.parked, e.lost = map[uint32]*protection{}, map[uint32][]parkedFrame{}, make([]error, e.size)
+	e.forgotten = make([]uint64, e.size)
 	e.ctl = newCtlQueue(e, inline)
 }
 

@@ -582,6 +582,7 @@ func (g *guard) final(e *engine, m *message, body []byte) {
 // shared: frames never write into their payloads.
 var (
 	okVerdict, failVerdict = []byte{verdictOK}, []byte{verdictFail}
+	unknownVerdict         = []byte{verdictUnknown}
 	triples                = map[string][]byte{
 		string(okVerdict):   bytes.Repeat(okVerdict, 3),
 		string(failVerdict): bytes.Repeat(failVerdict, 3),
@@ -596,7 +597,11 @@ func (e *engine) remember(m *message, verdict ctlFrame) {
 	if e.recent == nil {
 		e.recent = make([]recentVerdict, keep)
 	}
-	e.recent[e.recentNext%keep] = recentVerdict{msgKey{m.src, m.id}, verdict}
+	old := &e.recent[e.recentNext%keep]
+	if old.v.h.Kind != 0 && old.k.id > e.forgotten[old.k.rank] {
+		e.forgotten[old.k.rank] = old.k.id
+	}
+	*old = recentVerdict{msgKey{m.src, m.id}, verdict}
 	e.recentNext++
 }
 

@@ -218,6 +218,38 @@ type pending struct {
 	// on the first such event.
 	eager   *sender
 	started bool
+	since   time.Time // when its Send returned (watchEager)
+}
+
+// watchEager makes sure the engine watches its eager sends: one that has
+// heard nothing for the probe's wait gets its goroutine, which probes
+// the receiver as a waiting send does — its only frame may have been
+// lost, and nothing else would ever ask. The watcher runs while eager
+// sends are out. Under e.mu.
+func (e *engine) watchEager() {
+	if e.watching {
+		return
+	}
+	e.watching = true
+	go func() {
+		t := time.NewTicker(e.probe)
+		defer t.Stop()
+		for range t.C {
+			e.mu.Lock()
+			if e.eagerN == 0 || e.closed {
+				e.watching = false
+				e.mu.Unlock()
+				return
+			}
+			for _, ps := range e.sends {
+				if ps.eager != nil && !ps.started && time.Since(ps.since) >= e.probe {
+					ps.started = true
+					go ps.eager.background(ps)
+				}
+			}
+			e.mu.Unlock()
+		}
+	}()
 }
 
 type ctlEvent struct {
@@ -311,6 +343,7 @@ const (
 	verdictSegments  = 2 // merkle: resend these segments (uvarints)
 	verdictFail      = 3 // the receiver gave up
 	verdictDiscarded = 4 // the receiver threw the message away; then the reason (discardTruncated…)
+	verdictUnknown   = 5 // the receiver never opened the message: send it again
 )
 
 // ErrDiscarded: the receiver threw a protected message away before it was
@@ -498,6 +531,8 @@ func (e *engine) sendProtected(ctx context.Context, p *protection, ctxID uint32,
 				go s.background(ps)
 			default:
 				e.eagerN++
+				ps.since = time.Now()
+				e.watchEager()
 			}
 			e.mu.Unlock()
 			e.stats.msgsOut.Add(1)
@@ -780,6 +815,14 @@ func (s *sender) verdict(ctx context.Context, b []byte) (done bool, err error) {
 		return true, nil
 	case verdictFail:
 		return true, fmt.Errorf("%w: rank %d gave up on message %d", ErrCorrupted, s.dst, s.h.ID)
+	case verdictUnknown:
+		// Its first frame was lost: the whole message again, under the
+		// same id (the receiver opens it as new).
+		s.e.stats.resent.Add(uint64(len(s.data)))
+		if err := s.e.sendStamp(ctx, s.dst, &s.h, s.stamp); err != nil {
+			return true, err
+		}
+		return false, s.transmit(ctx)
 	case verdictDiscarded:
 		why := ErrProtocol
 		if len(b) == 2 && b[1] == discardTruncated {
@@ -940,6 +983,12 @@ func (e *engine) arriveControl(src int, h wire.Header, payload []byte, ok bool) 
 		if h.Kind == wire.KindAgain {
 			if v, ok := e.recentVerdict(k); ok { // the verdict came corrupted after all
 				e.ctl.push(v.dst, v.h, v.payload)
+			} else if h.ID > e.forgotten[src] {
+				// A probe about a message this rank never opened (it
+				// would remember it: no later one of src's has been
+				// forgotten): its first frame was lost. The sender sends
+				// it again.
+				e.ctl.push(src, wire.Header{Kind: wire.KindVerdict, Ctx: h.Ctx, Tag: h.Tag, ID: h.ID, Total: h.Total}, unknownVerdict)
 			}
 		}
 		return nil
