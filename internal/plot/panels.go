@@ -238,8 +238,9 @@ func padLog(a *gplot.Axis) {
 }
 
 // sizeTicks labels a base-2 size axis with powers of two (1 B, 4 KiB,
-// 1 MiB), every k-th one labelled so that at most eight labels show —
-// enough to read, never overlapping — and the others as minor ticks.
+// 1 MiB), every k-th one labelled so that at most five labels show — a
+// panel is about 250 points wide and "128 KiB" about 40, so five never
+// overlap (eight did) — and the others as minor ticks.
 type sizeTicks struct{ label func(int64) string }
 
 func (st sizeTicks) Ticks(min, max float64) []gplot.Tick {
@@ -248,7 +249,7 @@ func (st sizeTicks) Ticks(min, max float64) []gplot.Tick {
 	}
 	lo, hi := int(math.Floor(math.Log2(min))), int(math.Ceil(math.Log2(max)))
 	step := 1
-	for (hi-lo)/step > 7 {
+	for (hi-lo)/step > 4 {
 		step++
 	}
 	// Label powers that are multiples of step, so that 1 KiB, 1 MiB
