@@ -152,14 +152,14 @@ func (g *Gatherer) Layout() Layout { return g.lay }
 
 // Choose returns the algorithm Auto takes for blocks of m bytes: HS1
 // while a node's data (ℓ·m, ℓ its largest node's ranks) is under
-// hs1Max, HS2 from there. On this machine, over TCP processes and in one
-// process (p=4 on N=2, p=8 on 4 cyclic, p=16 on 4; README), one of the
-// two was the fastest of the eight at every size measured, as on the
-// paper's Bridges-2 (Table VI): HS1 opens ⌈(N-1)/ℓ⌉ ciphertexts where HS2
-// opens N-1, which pays while messages are small, but its leader seals
-// the whole node's ℓm bytes alone, which costs once they are not. The
-// crossover measured between ℓm = 2 KiB and 64 KiB at p=8, between 32 KiB
-// and 512 KiB at p=4.
+// hs1Max, HS2 from there. On this machine (README: TCP processes, p=4 on
+// 2 nodes and p=8 on 4 cyclic; p=16 on 4 simulated) HS1 or HS2 was the
+// fastest of the eight at every size from 1 B to 1 MiB, as on the
+// paper's Bridges-2 (Table VI): HS1 opens ⌈(N-1)/ℓ⌉ ciphertexts where
+// HS2 opens N-1, which pays while messages are small, but its leader
+// seals the node's ℓm bytes alone, which costs once they are not. Where
+// they cross is blurred by the machine's noise: HS1 led up to ℓm = 2 KiB
+// and HS2 from 32 KiB at p=8; at p=16 HS1 still led by 14 % at 64 KiB.
 func (g *Gatherer) Choose(m int) Algorithm {
 	_, lmax := g.lay.PerNode()
 	if lmax*m < hs1Max {
