@@ -175,7 +175,8 @@ const hs1Max = 32 << 10
 // at recv[i·m:], which must hold p·m bytes, by the algorithm Auto picks.
 // Every block that crosses between nodes is sealed; a frame that fails
 // authentication fails the call (ErrAuth, ErrReplay) and delivers none
-// of its bytes.
+// of its bytes. After a failure the Gatherer, and its node's, refuse
+// further calls: their links' counters are out of step.
 func (g *Gatherer) Allgather(ctx context.Context, send, recv []byte) error {
 	_, err := g.Run(ctx, Auto, send, recv)
 	return err
