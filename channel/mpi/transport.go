@@ -12,8 +12,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -41,24 +43,33 @@ func Connect(ctx context.Context, opts ...channel.TransportOption) (*channel.End
 	if err != nil {
 		return nil, err
 	}
-	world.live.Add(1)
+	var t *transport
+	seq := connects.Add(1)
 	ep, err := channel.NewEndpoint(world.rank, world.size, func(f channel.Frames) (channel.Transport, error) {
-		t, err := newTransport(f, comm)
-		if err != nil {
-			return nil, err
+		var err error
+		t, err = newTransport(f, comm)
+		if t != nil {
+			t.seq = seq
 		}
-		go t.progress()
-		return t, nil
+		return t, err
 	}, opts...)
 	if err != nil {
-		world.live.Done()
 		return nil, err
 	}
+	// Only now: the engine takes no word from a transport (Frames.Lost)
+	// before NewEndpoint has returned.
+	world.live.Add(1)
+	go t.progress()
 	return ep, nil
 }
 
 // transport is a channel.Transport over one MPI communicator.
+// connects counts the endpoints this process connected: the same count on
+// every rank (they connect in the same order), so messages can name one.
+var connects atomic.Int64
+
 type transport struct {
+	seq        int64 // this endpoint's number (connects)
 	f          channel.Frames
 	rank, size int
 	comm       C.MPI_Comm
@@ -76,17 +87,21 @@ type transport struct {
 	sbuf   []unsafe.Pointer
 	sreq   request
 	sdst   []int
+	byeReq request // per peer, its bye's send
+	torn   bool    // the communicator is freed (under mpiMu)
 	free   []int
 	idx    *C.int // sendSlots ints: MPI_Testsome's indices
 	serr   *C.int // and errors
 	orphan []orphan
 
-	mu      sync.Mutex
-	gone    []error // per peer: why its frames are no longer read (nil: live)
-	sentBye []bool
-	gotBye  []bool
-	nGotBye int
-	closed  bool
+	mu       sync.Mutex
+	gone     []error // per peer: why its frames are no longer read (nil: live)
+	sentBye  []bool
+	gotBye   []bool
+	nGotBye  int
+	closed   bool
+	closeAt  time.Time // when Close was called
+	byesSent bool      // Close has posted its byes
 
 	wake chan struct{}
 }
@@ -100,7 +115,7 @@ type orphan struct {
 
 func newTransport(f channel.Frames, comm C.MPI_Comm) (*transport, error) {
 	t := &transport{f: f, rank: f.Rank(), size: f.Size(), comm: comm,
-		rreq: newRequests(ringDepth), sreq: newRequests(sendSlots),
+		rreq: newRequests(ringDepth), sreq: newRequests(sendSlots), byeReq: newRequests(f.Size()),
 		sdst:    make([]int, sendSlots),
 		idx:     (*C.int)(cmalloc(sendSlots * 4)),
 		serr:    (*C.int)(cmalloc(sendSlots * 4)),
@@ -203,6 +218,10 @@ func (t *transport) slot(ctx context.Context) (int, error) {
 	var w waiter
 	for {
 		mpiMu.Lock()
+		if t.torn {
+			mpiMu.Unlock()
+			return 0, channel.ErrClosed
+		}
 		if len(t.free) == 0 {
 			t.reap()
 		}
@@ -277,7 +296,8 @@ func (t *transport) drop(peer int, err error) {
 	}
 }
 
-// bye sends peer the empty message that ends the link, once.
+// bye sends peer the empty message that ends the link, once, with a
+// request of its own (no slot: it carries nothing).
 func (t *transport) bye(peer int) {
 	t.mu.Lock()
 	sent := t.sentBye[peer]
@@ -286,12 +306,9 @@ func (t *transport) bye(peer int) {
 	if sent {
 		return
 	}
-	s, _ := t.slot(nil)
 	mpiMu.Lock()
-	rc := C.sc_isend(t.sbuf[s], 0, C.int(peer), tagFrame, t.comm, reqAt(t.sreq, s))
-	t.sdst[s] = peer
-	if rc != C.MPI_SUCCESS {
-		t.free = append(t.free, s)
+	if !t.torn { // after teardown there is no communicator to say it on
+		C.sc_isend(nil, 0, C.int(peer), tagFrame, t.comm, reqAt(t.byeReq, peer))
 	}
 	mpiMu.Unlock()
 }
@@ -306,12 +323,18 @@ func (t *transport) Close() error {
 		return nil
 	}
 	t.closed = true
+	t.closeAt = time.Now()
 	t.mu.Unlock()
 	for p := range t.size {
 		if p != t.rank {
 			t.bye(p)
 		}
 	}
+	// Only now may the progress loop free the communicator: a bye posted
+	// after that would be lost, and its peer would wait for it.
+	t.mu.Lock()
+	t.byesSent = true
+	t.mu.Unlock()
 	t.kick()
 	return nil
 }
@@ -510,12 +533,32 @@ func (t *transport) drainGone() {
 }
 
 // finished says whether the transport is closed and every peer has said
-// its last.
+// its last; or, byeTimeout after Close, that some have not: then it says
+// which on stderr, and gives up on them (Finalize must not hang on a peer
+// that vanished without a word).
 func (t *transport) finished() bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.closed && t.nGotBye == t.size-1
+	if !t.byesSent {
+		return false
+	}
+	if t.nGotBye == t.size-1 {
+		return true
+	}
+	if time.Since(t.closeAt) < byeTimeout {
+		return false
+	}
+	var missing []int
+	for p, got := range t.gotBye {
+		if !got && p != t.rank {
+			missing = append(missing, p)
+		}
+	}
+	fmt.Fprintf(os.Stderr, "channel/mpi: rank %d, endpoint %d: no last word from ranks %v %v after closing; going on without\n", t.rank, t.seq, missing, byeTimeout)
+	return true
 }
+
+const byeTimeout = 10 * time.Second
 
 // teardown waits for the last sends, withdraws the ring's receives and
 // frees the communicator and the C memory.
@@ -526,6 +569,16 @@ func (t *transport) teardown() {
 		t.reap()
 		t.reapOrphans()
 		idle := len(t.free) == sendSlots && len(t.orphan) == 0
+		for p := range t.size {
+			if idle && !isNull(reqAt(t.byeReq, p)) {
+				var done, src, count, errc C.int
+				C.sc_test(reqAt(t.byeReq, p), &done, &src, &count, &errc)
+				idle = done != 0
+			}
+		}
+		if idle {
+			t.torn = true
+		}
 		mpiMu.Unlock()
 		if idle {
 			break
@@ -544,7 +597,7 @@ func (t *transport) teardown() {
 	for _, b := range append(t.rbuf, t.sbuf...) {
 		cfree(b)
 	}
-	for _, b := range []unsafe.Pointer{t.stage, t.drain, unsafe.Pointer(t.rreq), unsafe.Pointer(t.sreq), unsafe.Pointer(t.idx), unsafe.Pointer(t.serr)} {
+	for _, b := range []unsafe.Pointer{t.stage, t.drain, unsafe.Pointer(t.rreq), unsafe.Pointer(t.sreq), unsafe.Pointer(t.byeReq), unsafe.Pointer(t.idx), unsafe.Pointer(t.serr)} {
 		if b != nil {
 			cfree(b)
 		}
@@ -736,8 +789,11 @@ func (t *transport) collective(ctx context.Context, op string, bufs []unsafe.Poi
 		return channel.ErrClosed
 	}
 	req := newRequests(1)
+	rc := C.int(C.MPI_ERR_COMM)
 	mpiMu.Lock()
-	rc := start(req)
+	if !t.torn {
+		rc = start(req)
+	}
 	mpiMu.Unlock()
 	if err := mpiError(op, rc); err != nil {
 		freeRequests(req)
