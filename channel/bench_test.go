@@ -82,13 +82,15 @@ func BenchmarkBandwidth(b *testing.B) {
 // Latency as osu_latency: ping-pong, half the round trip.
 func BenchmarkLatency(b *testing.B) {
 	for _, transport := range []string{"local", "tcp"} {
-		for _, size := range []int{8, 1 << 10, 1 << 20} {
+		for _, size := range []int{1, 1 << 10, 64 << 10, 1 << 20} {
 			for _, protect := range []string{"none", "checksum", "merkle"} {
 				b.Run(fmt.Sprintf("transport=%s/size=%s/protect=%s", transport, sizeName(size), protect), func(b *testing.B) {
 					comms := benchComms(b, transport, protect)
 					msg, buf := pattern(size, 2), make([]byte, size)
 					ctx := context.Background()
 					done := make(chan error, 1)
+					b.SetBytes(int64(size))
+					b.ReportAllocs()
 					b.ResetTimer()
 					go func() {
 						c := comms[1]
@@ -117,7 +119,7 @@ func BenchmarkLatency(b *testing.B) {
 					if err := <-done; err != nil {
 						b.Fatal(err)
 					}
-					b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/2, "µs/one-way")
+					b.ReportMetric(float64(b.Elapsed().Nanoseconds())/1e3/float64(b.N)/2, "µs/one-way")
 				})
 			}
 		}
@@ -230,6 +232,76 @@ func BenchmarkLoopback(b *testing.B) {
 			if err := <-done; err != nil {
 				b.Fatal(err)
 			}
+		})
+	}
+}
+
+// The plain Go peer of BenchmarkLatency over TCP, and of sigcheck run
+// -transport tcp latency (scripts/tcp-latency.sh runs it beside C Open
+// MPI): a ping-pong of blocking Read and Write on a bare loopback
+// connection, no frames, no engine — what a Go programmer writes
+// without this package.
+//
+//	go test ./channel -run '^$' -bench 'LoopbackLatency|Latency/transport=tcp' -count 6
+func BenchmarkLoopbackLatency(b *testing.B) {
+	for _, size := range []int{1, 1 << 10, 64 << 10, 1 << 20} {
+		b.Run("size="+sizeName(size), func(b *testing.B) {
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer ln.Close()
+			accepted := make(chan net.Conn, 1)
+			go func() {
+				c, _ := ln.Accept()
+				accepted <- c
+			}()
+			cs, err := net.Dial("tcp", ln.Addr().String())
+			if err != nil {
+				b.Fatal(err)
+			}
+			cr := <-accepted
+			if cr == nil {
+				b.Fatal("no connection accepted")
+			}
+			defer cs.Close()
+			defer cr.Close()
+			for _, c := range []net.Conn{cs, cr} {
+				c.(*net.TCPConn).SetReadBuffer(sockBuf)
+				c.(*net.TCPConn).SetWriteBuffer(sockBuf)
+			}
+			msg := pattern(size, 2)
+			b.SetBytes(int64(size))
+			b.ReportAllocs()
+			done := make(chan error, 1)
+			b.ResetTimer()
+			go func() {
+				buf := make([]byte, size)
+				for range b.N {
+					if _, err := io.ReadFull(cr, buf); err != nil {
+						done <- err
+						return
+					}
+					if _, err := cr.Write(buf); err != nil {
+						done <- err
+						return
+					}
+				}
+				done <- nil
+			}()
+			buf := make([]byte, size)
+			for range b.N {
+				if _, err := cs.Write(msg); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := io.ReadFull(cs, buf); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if err := <-done; err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/1e3/float64(b.N)/2, "µs/one-way")
 		})
 	}
 }

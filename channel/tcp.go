@@ -107,7 +107,9 @@ const sockBuf = 4 << 20
 
 type tcpConn struct {
 	c    net.Conn
+	r    io.Reader // c, read by polling where it can be (poll_unix.go)
 	br   *bufio.Reader
+	wdl  time.Time // the write deadline set on c (under wmu)
 	wmu  sync.Mutex
 	hdr  [wire.HeaderSize]byte
 	out  [2][]byte   // header and payload of the frame being written (under wmu)
@@ -379,7 +381,8 @@ func (t *tcpTx) attach(r int, c net.Conn, link []byte) {
 		tc.SetReadBuffer(sockBuf)
 		tc.SetWriteBuffer(sockBuf)
 	}
-	tc := &tcpConn{c: c, br: bufio.NewReaderSize(c, 64<<10), link: link}
+	pr := newPollReader(c)
+	tc := &tcpConn{c: c, r: pr, br: bufio.NewReaderSize(pr, 64<<10), link: link}
 	t.mu.Lock()
 	t.conns[r] = tc
 	t.mu.Unlock()
@@ -414,7 +417,7 @@ func (t *tcpTx) readLoop(r int, tc *tcpConn) {
 			n, _ = tc.br.Read(b[:min(k, len(b))]) // a copy, no system call
 		}
 		if n < len(b) {
-			_, err := io.ReadFull(tc.c, b[n:])
+			_, err := io.ReadFull(tc.r, b[n:])
 			return err
 		}
 		return nil
@@ -452,14 +455,19 @@ func (t *tcpTx) Send(ctx context.Context, dst int, h wire.Header, payload []byte
 	tc.wmu.Lock()
 	defer tc.wmu.Unlock()
 	h.Put(tc.hdr[:])
-	dl, _ := ctx.Deadline()
-	tc.c.SetWriteDeadline(dl)
+	// Setting the deadline takes the poller's lock: skipped when it does
+	// not change, as for the sends without one.
+	if dl, _ := ctx.Deadline(); !dl.Equal(tc.wdl) {
+		tc.c.SetWriteDeadline(dl)
+		tc.wdl = dl
+	}
 	// A context done mid-write interrupts it; the link is then broken
 	// (half a frame is on the wire) and the peer is lost. (A context that
 	// is never done, as most sends' are, needs no watching.)
 	stop := func() bool { return true }
 	if ctx.Done() != nil {
 		stop = context.AfterFunc(ctx, func() { tc.c.SetWriteDeadline(time.Now()) })
+		tc.wdl = time.Unix(1, 0) // unknown now: the next send sets its own
 	}
 	tc.out = [2][]byte{tc.hdr[:], payload}
 	tc.bufs = tc.out[:]

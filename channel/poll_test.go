@@ -1,0 +1,140 @@
+//go:build unix
+
+package channel
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net"
+	"runtime"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// withPolling turns the polling of links' readers on (at its longest,
+// 1 ms) for the links made until the test ends.
+func withPolling(t *testing.T) {
+	old := pollSpin
+	pollSpin = time.Millisecond
+	t.Cleanup(func() { pollSpin = old })
+}
+
+// TestPollYields: the polling reader gives the CPU back. Two ranks in
+// this process on two cores, each polling its socket, beside a third
+// goroutine that spins without a call (it leaves the core only when the
+// runtime preempts it): the ping-pong still ends, and the busy goroutine
+// still runs meanwhile. A reader that held its core while it polled
+// would leave the ranks one core for three spinners.
+func TestPollYields(t *testing.T) {
+	withPolling(t)
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	eps, err := startTCP(2, []byte("poll"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		for _, ep := range eps {
+			ep.Close()
+		}
+	}()
+	if _, ok := eps[0].e.tx.(*tcpTx).conn(1).r.(*pollReader); !ok {
+		t.Fatal("the link is not read by polling")
+	}
+	var spins atomic.Int64
+	stop := make(chan struct{})
+	busy := make(chan struct{})
+	go func() {
+		defer close(busy)
+		for n := int64(0); ; n++ {
+			if n%(1<<16) == 0 {
+				spins.Add(1 << 16)
+				select {
+				case <-stop:
+					return
+				default:
+				}
+			}
+		}
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	const rounds = 300
+	msg, buf := pattern(1<<10, 3), make([]byte, 1<<10)
+	echo := make(chan error, 1)
+	go func() {
+		b := make([]byte, len(msg))
+		for range rounds {
+			if _, err := eps[1].Recv(ctx, 0, 1, b); err != nil {
+				echo <- err
+				return
+			}
+			if err := eps[1].Send(ctx, 0, 1, b); err != nil {
+				echo <- err
+				return
+			}
+		}
+		echo <- nil
+	}()
+	before := spins.Load()
+	for i := range rounds {
+		if err := eps[0].Send(ctx, 1, 1, msg); err != nil {
+			t.Fatalf("round %d: %v", i, err)
+		}
+		if _, err := eps[0].Recv(ctx, 1, 1, buf); err != nil {
+			t.Fatalf("round %d: %v (the ranks made no progress beside a busy goroutine)", i, err)
+		}
+		if !bytes.Equal(buf, msg) {
+			t.Fatalf("round %d: the echo differs", i)
+		}
+	}
+	if err := <-echo; err != nil {
+		t.Fatal(err)
+	}
+	if spins.Load() == before {
+		t.Error("the busy goroutine never ran while the ranks polled")
+	}
+	close(stop)
+	<-busy
+}
+
+// TestPollReader: a polling reader reads a stream exactly as the
+// connection does, and says io.EOF when the peer closes it.
+func TestPollReader(t *testing.T) {
+	withPolling(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	data := pattern(3<<20+17, 5)
+	go func() {
+		c, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		for off := 0; off < len(data); {
+			n := min(len(data)-off, 1+off%70000) // writes of all sizes
+			c.Write(data[off : off+n])
+			off += n
+		}
+	}()
+	c, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	r := newPollReader(c)
+	if _, ok := r.(*pollReader); !ok {
+		t.Fatal("a TCP connection is not read by polling")
+	}
+	got, err := io.ReadAll(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, data) {
+		t.Fatalf("read %d bytes, not the %d written", len(got), len(data))
+	}
+}
