@@ -15,7 +15,9 @@ import (
 // TestReadmeSnippets holds every Go snippet of the README to being lines
 // of one runnable Example function of the repository, in order (lines
 // may be left out: setup, checks, output). So every snippet compiles and
-// does what the Example's Output says, and go test runs it.
+// does what the Example's Output says, and go test runs it. Test files
+// are parsed whatever their build tags, so a snippet of code that needs
+// a tag (cgo, MPI) is held to an Example that go test -tags … runs.
 func TestReadmeSnippets(t *testing.T) {
 	const root = "../.."
 	examples := map[string][]string{} // "file: ExampleName" → its body's lines
@@ -85,7 +87,7 @@ func TestReadmeSnippets(t *testing.T) {
 				}
 			}
 			if best < len(want) {
-				t.Errorf("README.md:%d: the Go snippet is not lines of any Example; the closest, %s, has its first %d lines, but not %q",
+				t.Errorf("README.md:%d: the Go snippet is not lines of any Example (one in a file under a build tag, //go:build mpi, counts too); the closest, %s, has its first %d lines, but not %q",
 					start, bestName, best, want[best])
 			}
 		}
