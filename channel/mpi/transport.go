@@ -129,7 +129,7 @@ func newTransport(f channel.Frames, comm C.MPI_Comm) (*transport, error) {
 		t.sbuf = append(t.sbuf, cmalloc(frameMax))
 		t.free = append(t.free, sendSlots-1-i)
 	}
-	mpiMu.Lock()
+	lockMPI()
 	defer mpiMu.Unlock()
 	for i := range ringDepth {
 		t.rbuf = append(t.rbuf, cmalloc(frameMax))
@@ -181,7 +181,7 @@ func (t *transport) Send(ctx context.Context, dst int, h channel.Header, payload
 	}
 	var pin runtime.Pinner
 	var req request
-	mpiMu.Lock()
+	lockMPI()
 	rc := C.sc_isend(t.sbuf[s], C.int(n), C.int(dst), tagFrame, t.comm, reqAt(t.sreq, s))
 	t.sdst[s] = dst
 	if rc != C.MPI_SUCCESS {
@@ -217,7 +217,7 @@ func (t *transport) Send(ctx context.Context, dst int, h channel.Header, payload
 func (t *transport) slot(ctx context.Context) (int, error) {
 	var w waiter
 	for {
-		mpiMu.Lock()
+		lockMPI()
 		if t.torn {
 			mpiMu.Unlock()
 			return 0, channel.ErrClosed
@@ -306,7 +306,7 @@ func (t *transport) bye(peer int) {
 	if sent {
 		return
 	}
-	mpiMu.Lock()
+	lockMPI()
 	if !t.torn { // after teardown there is no communicator to say it on
 		C.sc_isend(nil, 0, C.int(peer), tagFrame, t.comm, reqAt(t.byeReq, peer))
 	}
@@ -346,6 +346,7 @@ func (t *transport) progress() {
 	var w waiter
 	for {
 		var done, src, count, errc C.int
+		deferToWaiters()
 		mpiMu.Lock()
 		t.reap()
 		t.reapOrphans()
@@ -471,7 +472,7 @@ func (p *payloadFill) release() { p.pin.Unpin() }
 func (t *transport) recvPayload(src int, dst unsafe.Pointer, n int) error {
 	req := newRequests(1)
 	defer freeRequests(req)
-	mpiMu.Lock()
+	lockMPI()
 	rc := C.sc_irecv(dst, C.int(n), C.int(src), tagPayload, t.comm, req)
 	mpiMu.Unlock()
 	if err := mpiError("MPI_Irecv", rc); err != nil {
@@ -565,7 +566,7 @@ const byeTimeout = 10 * time.Second
 func (t *transport) teardown() {
 	var w waiter
 	for {
-		mpiMu.Lock()
+		lockMPI()
 		t.reap()
 		t.reapOrphans()
 		idle := len(t.free) == sendSlots && len(t.orphan) == 0
@@ -586,12 +587,12 @@ func (t *transport) teardown() {
 		w.pause()
 	}
 	for i := range ringDepth {
-		mpiMu.Lock()
+		lockMPI()
 		C.sc_cancel(reqAt(t.rreq, i))
 		mpiMu.Unlock()
 		await(nil, reqAt(t.rreq, i), nil)
 	}
-	mpiMu.Lock()
+	lockMPI()
 	C.sc_comm_free(&t.comm)
 	mpiMu.Unlock()
 	for _, b := range append(t.rbuf, t.sbuf...) {
@@ -636,7 +637,7 @@ func await(ctx context.Context, req request, stop func() bool) (status, error) {
 	canceled := false
 	for {
 		var done, src, count, errc C.int
-		mpiMu.Lock()
+		lockMPI()
 		C.sc_test(req, &done, &src, &count, &errc)
 		mpiMu.Unlock()
 		if done != 0 {
@@ -650,7 +651,7 @@ func await(ctx context.Context, req request, stop func() bool) (status, error) {
 		}
 		if !canceled && stop != nil && stop() {
 			canceled = true
-			mpiMu.Lock()
+			lockMPI()
 			C.sc_cancel(req)
 			mpiMu.Unlock()
 		}
@@ -790,7 +791,7 @@ func (t *transport) collective(ctx context.Context, op string, bufs []unsafe.Poi
 	}
 	req := newRequests(1)
 	rc := C.int(C.MPI_ERR_COMM)
-	mpiMu.Lock()
+	lockMPI()
 	if !t.torn {
 		rc = start(req)
 	}
@@ -804,7 +805,7 @@ func (t *transport) collective(ctx context.Context, op string, bufs []unsafe.Poi
 	}
 	_, err := await(ctx, req, nil)
 	if err != nil && ctx.Err() != nil {
-		mpiMu.Lock()
+		lockMPI()
 		t.orphan = append(t.orphan, orphan{req, bufs})
 		mpiMu.Unlock()
 		return err

@@ -13,12 +13,38 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 )
 
 // mpiMu is the MPI lock: every MPI call of this process is made with it
 // held (MPI_THREAD_SERIALIZED: any thread may call MPI, one at a time).
-var mpiMu sync.Mutex
+// The progress loops take it again and again; a sync.Mutex lets the one
+// that just let it go take it back before a parked sender wakes (for up
+// to a millisecond, until the mutex turns fair), so the others announce
+// themselves (lockMPI) and the loops wait for them (deferToWaiters).
+var (
+	mpiMu   sync.Mutex
+	mpiWant atomic.Int32
+)
+
+// lockMPI takes the MPI lock ahead of the progress loops.
+func lockMPI() {
+	mpiWant.Add(1)
+	mpiMu.Lock()
+	mpiWant.Add(-1)
+}
+
+// deferToWaiters lets a goroutine waiting in lockMPI have the lock
+// first: a bounded wait, so that a waiter that is itself descheduled
+// does not stall the loop.
+func deferToWaiters() {
+	for i := 0; i < 1<<12 && mpiWant.Load() > 0; i++ {
+		if i&63 == 63 {
+			runtime.Gosched()
+		}
+	}
+}
 
 // world is this process's MPI: initialized once, finalized once.
 var world struct {
@@ -66,7 +92,7 @@ func initialize() error {
 }
 
 func startMPI() error {
-	mpiMu.Lock()
+	lockMPI()
 	defer mpiMu.Unlock()
 	var provided, rank, size C.int
 	rc := C.sc_init(&provided, &rank, &size)
@@ -143,7 +169,7 @@ func dup(ctx context.Context) (C.MPI_Comm, error) {
 	// memory until then.
 	req := newRequests(1)
 	cell := (*C.MPI_Comm)(cmalloc(int(unsafe.Sizeof(C.MPI_Comm(nil)))))
-	mpiMu.Lock()
+	lockMPI()
 	rc := C.sc_idup(cell, req)
 	mpiMu.Unlock()
 	if err := mpiError("MPI_Comm_idup", rc); err != nil {
@@ -160,7 +186,7 @@ func dup(ctx context.Context) (C.MPI_Comm, error) {
 	// Open MPI queues messages for a communicator a rank has not made yet,
 	// and a rank that closed at once lost its last words to the others
 	// that way (4 ranks on 2 cores, about one run in two).
-	mpiMu.Lock()
+	lockMPI()
 	C.sc_errors_return(comm)
 	rc = C.sc_ibarrier(comm, req)
 	mpiMu.Unlock()
