@@ -19,7 +19,7 @@ func (st *state) run(send []byte) error {
 		// as they are (inside nodes too), and each opens the p-1 it got.
 		st.lazy = true
 		if !st.plain {
-			st.ct[g.rank] = st.seal(make([]byte, st.m+tagLen), []int{g.rank})
+			st.ct[g.rank] = st.seal(st.ar.alloc(st.m+tagLen), []int{g.rank})
 		}
 		if err := st.rd(phaseMain, all, single); err != nil {
 			return err
@@ -145,7 +145,7 @@ func (st *state) preseal(ms []int, own []int) {
 			return
 		}
 	}
-	pc := st.seal(make([]byte, len(own)*st.m+tagLen), own)
+	pc := st.seal(st.ar.alloc(len(own)*st.m+tagLen), own)
 	for _, o := range own {
 		st.ct[o] = pc
 	}
@@ -256,7 +256,7 @@ func (st *state) hierarchical(send []byte) error {
 		st.hasPlain[r] = true
 	}
 	if st.alg == HS2 && !st.plain && lay.Nodes() > 1 {
-		node.own[par][j] = st.seal(make([]byte, st.m+tagLen), []int{g.rank})
+		node.own[par][j] = st.seal(st.ar.alloc(st.m+tagLen), []int{g.rank})
 	}
 	var err error
 	if st.path, err = node.sync(st.ctx, st.path); err != nil {

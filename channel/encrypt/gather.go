@@ -110,7 +110,8 @@ type Gatherer struct {
 	links map[int]*link
 	ctr   atomic.Uint64 // nonces of the job key: this rank ‖ ctr
 	seq   uint64
-	err   error // a failure that leaves the links out of step
+	err   error    // a failure that leaves the links out of step
+	bufs  [2]arena // by the parity of seq
 }
 
 // New makes this rank's Gatherer over c (duplicated, so its frames never
@@ -211,7 +212,8 @@ func (g *Gatherer) run(ctx context.Context, a Algorithm, plain bool, send, recv 
 	}
 	g.seq++
 	st := &state{g: g, ctx: ctx, alg: a, plain: plain, m: m, buf: recv,
-		hasPlain: make([]bool, g.p), ct: make([]*piece, g.p), seq: g.seq}
+		hasPlain: make([]bool, g.p), ct: make([]*piece, g.p), seq: g.seq, ar: &g.bufs[g.seq&1]}
+	st.ar.reset()
 	copy(recv[g.rank*m:], send)
 	st.hasPlain[g.rank] = true
 	err := st.run(send)
@@ -248,6 +250,7 @@ type state struct {
 	ct       []*piece // a sealed piece that holds o, to forward
 	path     Counts
 	scratch  []byte
+	ar       *arena
 }
 
 func (st *state) inter(r int) bool { return st.g.lay.Node(r) != st.g.lay.Node(st.g.rank) }
@@ -419,7 +422,15 @@ func (st *state) frame(dst, step int, outs []out) ([]byte, error) {
 	if sealed {
 		size += tagLen
 	}
-	b := make([]byte, size)
+	// A frame that goes through the Node is handed over to the rank
+	// that takes it; one that goes over the Comm is copied out before
+	// Send returns, and its buffer is this rank's again.
+	var b []byte
+	if inter {
+		b = st.ar.alloc(size)
+	} else {
+		b = make([]byte, size)
+	}
 	off := hdrLen // the data start after the table, whose length is known
 	for _, o := range outs {
 		off += entryLen + 4*len(o.origins)
@@ -493,7 +504,7 @@ func (st *state) receive(src, step int, want []int) error {
 	var b []byte
 	inter := st.inter(src)
 	if inter {
-		b = make([]byte, maxFrameSize(len(want), st.m))
+		b = st.ar.alloc(maxFrameSize(len(want), st.m))
 		s, err := g.c.Recv(st.ctx, src, step, b)
 		if err != nil {
 			return fmt.Errorf("step %#x from rank %d: %w", step, src, err)
