@@ -58,5 +58,7 @@ func parseFrame(src int, msg []byte) (channel.Header, []byte, error) {
 	return h, payload, nil
 }
 
-// ParseFrame is parseFrame for the fuzz targets.
+// ParseFrame checks and decodes one message off the frame tag as the
+// transport does, src being the rank MPI says sent it: exported for the
+// fuzz targets, and for other implementations of this format.
 func ParseFrame(src int, msg []byte) (channel.Header, []byte, error) { return parseFrame(src, msg) }
