@@ -50,7 +50,9 @@
 // it woke runs on the same thread at once. Only MPI_Init_thread and
 // MPI_Finalize are tied to one thread (the standard asks for both on the
 // same one): a goroutine locked to its thread makes both and waits
-// between them.
+// between them. A sync.Mutex lets the goroutine that just unlocked it
+// take it again before a parked waiter wakes, so a progress loop first
+// lets any goroutine that is waiting for the lock have it.
 //
 // MPI cannot wake a thread when a message comes, so a waiting rank
 // polls: the progress loop, and a sender waiting for a large payload to
@@ -89,5 +91,8 @@
 // --mca orte_abort_on_non_zero_status 0 the others are left running and
 // a receive from the dead rank waits for its context. A rank that closes
 // its Endpoint (or drops a link) tells its peers, who then see it lost:
-// *channel.PeerError with ErrPeerClosed.
+// *channel.PeerError with ErrPeerClosed. Finalize waits for every peer's
+// last word on every endpoint (MPI_Finalize is collective anyway), but
+// not more than 10 s after Close: a peer still silent then is named on
+// stderr and left.
 package mpi
