@@ -369,10 +369,14 @@ func encRank(ctx context.Context, lay encrypt.Layout, ep *channel.Endpoint, node
 			}
 		}
 		// The runs go round the variants, so that a burst of load on a
-		// shared machine falls on all of them alike, not on one.
+		// shared machine falls on all of them alike, not on one, and each
+		// run starts at another variant, so that none is always the one
+		// after the same other.
 		samples := make([][]float64, len(vs))
-		for range o.runs {
-			for i, v := range vs {
+		for run := range o.runs {
+			for k := range vs {
+				i := (k + run) % len(vs)
+				v := vs[i]
 				if err := channel.Barrier(ctx, ep); err != nil {
 					return err
 				}
