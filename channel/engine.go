@@ -47,6 +47,7 @@ type engine struct {
 	recentNext uint64                   // the next slot of recent to fill
 	forgotten  []uint64                 // per peer, the newest id of its messages gone from recent
 	watching   bool                     // watchEager runs
+	ids        []*idWindow              // per peer, the message ids it opened (duplicates)
 	eagerN     int                      // eager sends returned to their callers, not yet verified
 	eagerIdle  []chan struct{}          // Flush calls waiting for eagerN to be 0
 	eagerErrs  []error                  // eager sends that failed since the last Flush (a few)
@@ -151,8 +152,9 @@ func (e *engine) arrive(src int, h wire.Header, fill func([]byte) error) error {
 		}
 		fill = f
 	}
+	e.ctl.handling()
 	err := e.arriveNow(src, h, fill)
-	e.ctl.flush()
+	e.ctl.handled() // the control frames it made, sent from here where they can be
 	return err
 }
 
@@ -286,6 +288,12 @@ func (e *engine) arriveData(src int, h wire.Header, fill func([]byte) error) err
 		if m != nil {
 			e.mu.Unlock()
 			return fmt.Errorf("%w: rank %d reopened message %d", ErrProtocol, src, h.ID)
+		}
+		if !e.opened(src).open(h.ID) {
+			// Its opening frame came twice: the message is had already.
+			e.mu.Unlock()
+			_, err := readSmall(h.Plen, fill)
+			return err
 		}
 		m = &message{src: src, ctx: h.Ctx, tag: h.Tag, id: h.ID, total: h.Total}
 		if st, ok := e.stamps[k]; ok {

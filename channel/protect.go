@@ -983,12 +983,17 @@ func (e *engine) arriveControl(src int, h wire.Header, payload []byte, ok bool) 
 		if h.Kind == wire.KindAgain {
 			if v, ok := e.recentVerdict(k); ok { // the verdict came corrupted after all
 				e.ctl.push(v.dst, v.h, v.payload)
-			} else if h.ID > e.forgotten[src] {
+			} else if w := e.opened(src); h.ID > e.forgotten[src] && h.ID >= w.base && h.ID > w.max {
 				// A probe about a message this rank never opened (it
 				// would remember it: no later one of src's has been
-				// forgotten): its first frame was lost. The sender sends
-				// it again.
+				// forgotten) and after the last it opened: its first
+				// frame was lost. The sender sends it again, and it is
+				// matched in its place.
 				e.ctl.push(src, wire.Header{Kind: wire.KindVerdict, Ctx: h.Ctx, Tag: h.Tag, ID: h.ID, Total: h.Total}, unknownVerdict)
+			} else if h.ID > e.forgotten[src] && h.ID >= w.base && !w.seen(h.ID) {
+				// Lost while later messages came: sent again now it
+				// would be matched out of order, so the send fails.
+				e.ctl.push(src, wire.Header{Kind: wire.KindVerdict, Ctx: h.Ctx, Tag: h.Tag, ID: h.ID, Total: h.Total, Flags: flagTriple}, triples[string(failVerdict)])
 			}
 		}
 		return nil
