@@ -80,17 +80,49 @@ func progressOption(bar *progress.Bar) tree.Option {
 // input is a file to put in a manifest: where it is, and the name stored.
 type input struct{ path, name string }
 
+// oneOpen keeps one file of a set open at a time: the manifest reads them
+// in order, and a directory of many thousands would otherwise run out of
+// descriptors.
+type oneOpen struct{ cur *lazyFile }
+
+type lazyFile struct {
+	set  *oneOpen
+	path string
+	f    *os.File
+}
+
+func (l *lazyFile) ReadAt(p []byte, off int64) (int, error) {
+	if l.f == nil {
+		l.set.close()
+		f, err := os.Open(l.path)
+		if err != nil {
+			return 0, err
+		}
+		l.f, l.set.cur = f, l
+	}
+	return l.f.ReadAt(p, off)
+}
+
+func (s *oneOpen) close() {
+	if s.cur != nil {
+		s.cur.f.Close()
+		s.cur.f, s.cur = nil, nil
+	}
+}
+
 // makeManifest streams the inputs into a manifest written to out.
 func makeManifest(e *env, out *os.File, ins []input, opts []tree.Option) (*tree.Manifest, error) {
 	var src []tree.Source
 	var total int64
+	set := &oneOpen{}
+	defer set.close()
 	for _, in := range ins {
 		f, size, err := openData(in.path, os.O_RDONLY)
 		if err != nil {
 			return nil, err
 		}
-		defer f.Close()
-		src = append(src, tree.Source{Name: in.name, Data: f, Size: size})
+		f.Close()
+		src = append(src, tree.Source{Name: in.name, Data: &lazyFile{set: set, path: in.path}, Size: size})
 		total += size
 	}
 	label := "hashing " + filepath.Base(ins[0].path)
