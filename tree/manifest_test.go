@@ -449,14 +449,16 @@ func TestManifestRefused(t *testing.T) {
 	// attacker would): sizes that would make a reader allocate or loop
 	// without bound, names that climb out of the directory.
 	for name, edit := range map[string]func(h []byte) []byte{
-		"segment 1 TiB":    func(h []byte) []byte { binary.LittleEndian.PutUint64(h[56:], 1<<40); return h },
-		"segment 0":        func(h []byte) []byte { binary.LittleEndian.PutUint64(h[56:], 0); return h },
-		"size 2^63-1":      func(h []byte) []byte { binary.LittleEndian.PutUint64(h[96+2+8:], 1<<63-1); return h },
-		"parity 300":       func(h []byte) []byte { binary.LittleEndian.PutUint32(h[64:], 300); return h },
-		"files 2^31":       func(h []byte) []byte { binary.LittleEndian.PutUint32(h[68:], 1<<31); return h },
-		"stripes 7":        func(h []byte) []byte { binary.LittleEndian.PutUint64(h[72:], 7); return h },
-		"name ../../etc/x": func(h []byte) []byte { return slices.Concat(h[:96], []byte{14, 0}, []byte("../../etc/xxxx"), h[96+2+8:]) },
-		"hash size 16":     func(h []byte) []byte { h[25] = 16; return h },
+		"segment 1 TiB": func(h []byte) []byte { binary.LittleEndian.PutUint64(h[56:], 1<<40); return h },
+		"segment 0":     func(h []byte) []byte { binary.LittleEndian.PutUint64(h[56:], 0); return h },
+		"size 2^63-1":   func(h []byte) []byte { binary.LittleEndian.PutUint64(h[96+2+8:], 1<<63-1); return h },
+		"parity 300":    func(h []byte) []byte { binary.LittleEndian.PutUint32(h[64:], 300); return h },
+		"files 2^31":    func(h []byte) []byte { binary.LittleEndian.PutUint32(h[68:], 1<<31); return h },
+		"stripes 7":     func(h []byte) []byte { binary.LittleEndian.PutUint64(h[72:], 7); return h },
+		"name ../../etc/x": func(h []byte) []byte {
+			return slices.Concat(h[:96], []byte{14, 0}, []byte("../../etc/xxxx"), h[96+2+8:])
+		},
+		"hash size 16": func(h []byte) []byte { h[25] = 16; return h },
 	} {
 		h := edit(slices.Clone(good.b[:m.mainLen]))
 		binary.LittleEndian.PutUint64(h[8:], uint64(len(h)))

@@ -635,7 +635,11 @@ func (v *verdict) print(e *env, asJSON bool) error {
 			fmt.Fprintf(w, ", %d damaged KiB of parity", d.DamagedParity)
 		}
 		if d.LostHashes > 0 {
-			fmt.Fprintf(w, ", %d segment hash%s lost", d.LostHashes, map[bool]string{true: "", false: "es"}[d.LostHashes == 1])
+			hashes := "hashes"
+			if d.LostHashes == 1 {
+				hashes = "hash"
+			}
+			fmt.Fprintf(w, ", %d segment %s lost", d.LostHashes, hashes)
 		}
 		fmt.Fprintln(w)
 	}
@@ -657,9 +661,11 @@ func (f *fileVerdict) print(w io.Writer, manifest string) {
 	}
 	switch {
 	case f.OK && f.Repaired > 0:
-		fmt.Fprintf(w, "%s: repaired %d segment%s from parity; %s now match%s %s\n",
-			name, f.Repaired, plural(f.Repaired), map[bool]string{true: "its segment", false: fmt.Sprintf("all %d segments", f.Segments)}[f.Segments == 1],
-			map[bool]string{true: "es", false: ""}[f.Segments == 1], manifest)
+		all := fmt.Sprintf("all %d segments now match", f.Segments)
+		if f.Segments == 1 {
+			all = "its segment now matches"
+		}
+		fmt.Fprintf(w, "%s: repaired %d segment%s from parity; %s %s\n", name, f.Repaired, plural(f.Repaired), all, manifest)
 	case f.OK && f.Segments == 1:
 		fmt.Fprintf(w, "%s: OK, its segment matches %s\n", name, manifest)
 	case f.OK:
