@@ -93,6 +93,7 @@ type transport struct {
 	idx    *C.int // sendSlots ints: MPI_Testsome's indices
 	serr   *C.int // and errors
 	orphan []orphan
+	sent   []sendWait // large payloads on their way, tested by the progress loop
 
 	mu       sync.Mutex
 	gone     []error // per peer: why its frames are no longer read (nil: live)
@@ -104,6 +105,16 @@ type transport struct {
 	byesSent bool      // Close has posted its byes
 
 	wake chan struct{}
+}
+
+// sendWait is a large payload's send: the progress loop tests it and
+// closes done (after setting err) when MPI has finished with the payload,
+// so that each rank has one goroutine polling MPI, not one per sender
+// (on 2 cores, a second spinning thread per rank halved the bandwidth).
+type sendWait struct {
+	req  request
+	err  *error
+	done chan struct{}
 }
 
 // orphan is a collective that a waiter left when its context ended: MPI
@@ -198,7 +209,12 @@ func (t *transport) Send(ctx context.Context, dst int, h channel.Header, payload
 	mpiMu.Unlock()
 	t.kick()
 	if rc == C.MPI_SUCCESS && req != nil {
-		_, err = await(nil, req, nil)
+		w := sendWait{req: req, err: &err, done: make(chan struct{})}
+		lockMPI()
+		t.sent = append(t.sent, w)
+		mpiMu.Unlock()
+		t.kick()
+		<-w.done
 	} else {
 		err = mpiError("MPI_Isend", rc)
 	}
@@ -351,8 +367,13 @@ func (t *transport) progress() {
 		t.reap()
 		t.reapOrphans()
 		t.drainGone()
+		woke := t.testSent()
 		C.sc_test(reqAt(t.rreq, t.head), &done, &src, &count, &errc)
 		mpiMu.Unlock()
+		if woke {
+			w = waiter{}
+			runtime.Gosched() // let the sender it woke run here, now
+		}
 		if done == 0 {
 			if t.finished() {
 				t.teardown()
@@ -569,7 +590,8 @@ func (t *transport) teardown() {
 		lockMPI()
 		t.reap()
 		t.reapOrphans()
-		idle := len(t.free) == sendSlots && len(t.orphan) == 0
+		t.testSent()
+		idle := len(t.free) == sendSlots && len(t.orphan) == 0 && len(t.sent) == 0
 		for p := range t.size {
 			if idle && !isNull(reqAt(t.byeReq, p)) {
 				var done, src, count, errc C.int
@@ -818,6 +840,27 @@ func (t *transport) collective(ctx context.Context, op string, bufs []unsafe.Poi
 		return err
 	}
 	return nil
+}
+
+// testSent completes the large payloads MPI is done with and wakes their
+// senders. Under mpiMu.
+func (t *transport) testSent() bool {
+	woke := false
+	kept := t.sent[:0]
+	for _, w := range t.sent {
+		var done, src, count, errc C.int
+		C.sc_test(w.req, &done, &src, &count, &errc)
+		if done == 0 {
+			kept = append(kept, w)
+			continue
+		}
+		*w.err = mpiError("MPI_Isend", errc)
+		close(w.done)
+		woke = true
+	}
+	clear(t.sent[len(kept):])
+	t.sent = kept
+	return woke
 }
 
 // reapOrphans frees the collectives left by their callers once MPI is
