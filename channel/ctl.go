@@ -16,15 +16,31 @@ import (
 // whose readers each waited to write to the other, behind full socket
 // buffers, would stop for good. In process a write never blocks, so the
 // goroutine that produced them sends them (flush), once it holds no lock.
+//
+// Over a transport that can try a write without waiting (trySender:
+// TCP), the reading goroutine that made a frame sends it itself when it
+// is done with the frame it read (handled), and the queue's goroutine
+// is woken only for the frames a socket would not take at once. Waking
+// it costs a thread wake-up and a hop between goroutines per verdict,
+// which on a loaded machine is most of a small protected message's
+// latency.
 type ctlQueue struct {
 	e        *engine
 	inline   bool
 	mu       sync.Mutex
 	q        []ctlFrame
-	draining bool // a flush is sending (inline): the others leave it the queue
+	draining bool // a flush or the queue's goroutine is sending: the others leave it the queue
+	arriving int  // frames being handled (arrive): their handled sends what is pushed meanwhile
+	running  bool // the draining is the queue's goroutine's
 	wake     chan struct{}
 	stopped  chan struct{}
 	once     sync.Once
+}
+
+// trySender is a Transport that can send a frame now if it can do so
+// without waiting, and says whether it did (tcpTx).
+type trySender interface {
+	trySend(dst int, h wire.Header, payload []byte) bool
 }
 
 type ctlFrame struct {
@@ -47,13 +63,66 @@ func (c *ctlQueue) push(dst int, h wire.Header, payload []byte) {
 	h.Sum = xxh3.Hash(payload)
 	c.mu.Lock()
 	c.q = append(c.q, ctlFrame{dst, h, payload})
+	// A frame being handled, or a drain under way, sends it (handled,
+	// flush and run look at the queue again before they stop, under mu).
+	idle := c.arriving == 0 && !c.draining
 	c.mu.Unlock()
-	if c.inline {
+	if c.inline || !idle {
 		return // the caller flushes
 	}
+	c.signal()
+}
+
+func (c *ctlQueue) signal() {
 	select {
 	case c.wake <- struct{}{}:
 	default:
+	}
+}
+
+// handling says that a frame is being handled: the control frames it
+// makes are sent by handled, from the same goroutine, where they can be.
+func (c *ctlQueue) handling() {
+	if c.inline {
+		return
+	}
+	c.mu.Lock()
+	c.arriving++
+	c.mu.Unlock()
+}
+
+// handled ends handling: it sends the queued control frames that the
+// transport takes without waiting, from the calling goroutine (which
+// holds no lock of the engine), and leaves the rest to the queue's
+// goroutine.
+func (c *ctlQueue) handled() {
+	if c.inline {
+		c.flush()
+		return
+	}
+	ts, _ := c.e.tx.(trySender)
+	c.mu.Lock()
+	c.arriving--
+	if c.draining || len(c.q) == 0 {
+		c.mu.Unlock()
+		return
+	}
+	c.draining = true
+	for ts != nil && len(c.q) > 0 {
+		f := c.q[0]
+		c.mu.Unlock()
+		ok := ts.trySend(f.dst, f.h, f.payload)
+		c.mu.Lock()
+		if !ok {
+			break
+		}
+		c.q = c.q[:copy(c.q, c.q[1:])]
+	}
+	c.draining = false
+	left := len(c.q) > 0
+	c.mu.Unlock()
+	if left {
+		c.signal()
 	}
 }
 
@@ -105,10 +174,27 @@ func (c *ctlQueue) run() {
 		case <-c.stopped:
 			return
 		}
-		for f, ok := c.pop(false); ok; f, ok = c.pop(false) {
+		for f, ok := c.take(); ok; f, ok = c.take() {
 			c.send(f)
 		}
 	}
+}
+
+// take is pop for the queue's goroutine: it drains only while no
+// handled does (that keeps the frames' order), and ends its draining
+// when the queue is empty.
+func (c *ctlQueue) take() (ctlFrame, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.q) == 0 || c.draining && !c.running {
+		c.draining = c.draining && !c.running
+		c.running = false
+		return ctlFrame{}, false
+	}
+	c.draining, c.running = true, true
+	f := c.q[0]
+	c.q = c.q[:copy(c.q, c.q[1:])]
+	return f, true
 }
 
 func (c *ctlQueue) send(f ctlFrame) {

@@ -10,3 +10,11 @@ import (
 // newPollReader returns c: off Unix a link's reader blocks in the
 // runtime's read, without polling (poll_unix.go says why it polls).
 func newPollReader(c net.Conn) io.Reader { return c }
+
+// tryWriter would write what a socket takes at once; off Unix there is
+// none, and a link's control frames all go from the control goroutine.
+type tryWriter struct{}
+
+func newTryWriter(net.Conn) *tryWriter { return nil }
+
+func (*tryWriter) write([]byte) (int, error) { return 0, nil }

@@ -110,3 +110,58 @@ func (p *pollReader) poll(fd uintptr) bool {
 		runtime.Gosched()
 	}
 }
+
+// tryWriter writes to a socket only what it takes at once: the control
+// frames a link's reader sends itself (tcpTx.trySend), which must never
+// wait for a peer that may be waiting for this reader.
+type tryWriter struct {
+	rc  syscall.RawConn
+	fn  func(fd uintptr) bool // write, made once
+	b   []byte
+	n   int
+	err error
+}
+
+// newTryWriter returns a tryWriter of c, or nil when c is not a socket.
+func newTryWriter(c net.Conn) *tryWriter {
+	sc, ok := c.(syscall.Conn)
+	if !ok {
+		return nil
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return nil
+	}
+	w := &tryWriter{rc: rc}
+	w.fn = w.write1
+	return w
+}
+
+// write writes what of b the socket takes now: all of it, a part, or
+// nothing (0 and no error) when its buffer is full.
+func (w *tryWriter) write(b []byte) (int, error) {
+	w.b, w.n, w.err = b, 0, nil
+	err := w.rc.Write(w.fn)
+	n, werr := w.n, w.err
+	w.b = nil
+	switch {
+	case err != nil:
+		return 0, err
+	case werr == syscall.EAGAIN:
+		return 0, nil
+	case werr != nil:
+		return 0, werr
+	}
+	return n, nil
+}
+
+// write1 is one non-blocking write; true: never wait for the poller.
+func (w *tryWriter) write1(fd uintptr) bool {
+	for {
+		n, err := syscall.Write(int(fd), w.b)
+		if err != syscall.EINTR {
+			w.n, w.err = max(n, 0), err
+			return true
+		}
+	}
+}

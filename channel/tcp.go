@@ -116,6 +116,10 @@ type tcpConn struct {
 	bufs net.Buffers // over out: a field, so that writing allocates nothing
 	once sync.Once
 	link []byte // the link secret of the connection's handshake
+	// try writes control frames without waiting (trySend; nil: none),
+	// from cbuf (under wmu).
+	try  *tryWriter
+	cbuf []byte
 }
 
 // deadline returns when a handshake begun now must be over.
@@ -382,7 +386,7 @@ func (t *tcpTx) attach(r int, c net.Conn, link []byte) {
 		tc.SetWriteBuffer(sockBuf)
 	}
 	pr := newPollReader(c)
-	tc := &tcpConn{c: c, r: pr, br: bufio.NewReaderSize(pr, 64<<10), link: link}
+	tc := &tcpConn{c: c, r: pr, br: bufio.NewReaderSize(pr, 64<<10), link: link, try: newTryWriter(c)}
 	t.mu.Lock()
 	t.conns[r] = tc
 	t.mu.Unlock()
@@ -482,6 +486,46 @@ func (t *tcpTx) Send(ctx context.Context, dst int, h wire.Header, payload []byte
 		return &PeerError{Rank: dst, Err: err}
 	}
 	return nil
+}
+
+// maxTrySend bounds the frames trySend writes: control frames (verdicts,
+// asks), not data.
+const maxTrySend = 4 << 10
+
+// trySend sends a control frame now if it can without waiting: the
+// link's writer is free and the socket takes the frame. It is how a
+// link's reader sends the verdicts it makes (ctlQueue.handled) without
+// waking the control goroutine. It reports false if nothing was sent.
+// A frame the socket takes only part of is finished by a goroutine that
+// holds the writer until it is, so that the reader never waits.
+func (t *tcpTx) trySend(dst int, h wire.Header, payload []byte) bool {
+	tc := t.conn(dst)
+	if tc == nil || tc.try == nil || len(payload) > maxTrySend || !tc.wmu.TryLock() {
+		return false
+	}
+	tc.cbuf = append(append(tc.cbuf[:0], make([]byte, wire.HeaderSize)...), payload...)
+	h.Put(tc.cbuf)
+	n, err := tc.try.write(tc.cbuf)
+	switch {
+	case err != nil || n == 0:
+		// Nothing went: the control goroutine sends it, and meets the
+		// error again if there is one (and then reports the link lost).
+		tc.wmu.Unlock()
+		return false
+	case n < len(tc.cbuf):
+		rest := tc.cbuf[n:]
+		go func() {
+			defer tc.wmu.Unlock()
+			tc.wdl = time.Now().Add(30 * time.Second) // as the control goroutine's
+			tc.c.SetWriteDeadline(tc.wdl)
+			if _, err := tc.c.Write(rest); err != nil {
+				t.fail(dst, tc, err)
+			}
+		}()
+		return true
+	}
+	tc.wmu.Unlock()
+	return true
 }
 
 func (t *tcpTx) Abort(peer int, err error) {
