@@ -110,7 +110,7 @@ type transport struct {
 // sendWait is a large payload's send: the progress loop tests it and
 // closes done (after setting err) when MPI has finished with the payload,
 // so that each rank has one goroutine polling MPI, not one per sender
-// (on 2 cores, a second spinning thread per rank halved the bandwidth).
+// competing with it for the processor and the MPI lock.
 type sendWait struct {
 	req  request
 	err  *error
