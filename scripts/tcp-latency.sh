@@ -7,6 +7,10 @@
 #            connection, no framing (built below from this script);
 #   sigcheck sigcheck run -transport tcp, unprotected and under the
 #            checksum and Merkle layers;
+#   p1       the same with GOMAXPROCS=1 in each rank's process: a frame's
+#            reader then hands the receive it completes to the waiting
+#            goroutine on its own thread, with no other thread to wake
+#            (at GOMAXPROCS=2 the runtime wakes one for it, each way);
 #   poll     the same with the links' readers polling (SIGCHECK_POLL,
 #            channel/poll_unix.go), if POLL is set (POLL=20us).
 # Each is run RUNS times, interleaved, so that every round sees the same
@@ -130,12 +134,14 @@ for run in $(seq "$runs"); do
   "$out/goplain.bin" $lat_sizes >>"$out/rows.txt"
   for s in $lat_sizes; do
     sc sigcheck SIGCHECK_POLL=0 "$out/sigcheck" run -transport tcp -protect none,checksum,merkle -m "$s:$s" -csv latency >>"$out/rows.txt"
+    sc p1 SIGCHECK_POLL=0 GOMAXPROCS=1 "$out/sigcheck" run -transport tcp -protect none,checksum,merkle -m "$s:$s" -csv latency >>"$out/rows.txt"
     if [[ -n ${POLL:-} ]]; then
       sc poll SIGCHECK_POLL="$POLL" "$out/sigcheck" run -transport tcp -protect none,checksum,merkle -m "$s:$s" -csv latency >>"$out/rows.txt"
     fi
   done
   for s in $bw_sizes; do
     sc sigcheck SIGCHECK_POLL=0 "$out/sigcheck" run -transport tcp -protect none,checksum,merkle -m "$s:$s" -csv bw >>"$out/rows.txt"
+    sc p1 SIGCHECK_POLL=0 GOMAXPROCS=1 "$out/sigcheck" run -transport tcp -protect none,checksum,merkle -m "$s:$s" -csv bw >>"$out/rows.txt"
   done
   echo "# run $run of $runs done, load $(cut -d' ' -f1 /proc/loadavg)" >&2
 done
