@@ -55,13 +55,17 @@
 // lets any goroutine that is waiting for the lock have it.
 //
 // MPI cannot wake a thread when a message comes, so a waiting rank
-// polls: the progress loop, and a sender waiting for a large payload to
-// be taken, spin for 200 µs after the last frame (yielding to other
-// goroutines at each turn, and to other processes with sched_yield when
-// mpirun put more ranks on the node than it has cores), then nap, 10 µs
-// at first and doubling to 1 ms; a Send wakes the loop at once. A rank
-// idle for long answers its first message up to a millisecond late; a
-// third busy goroutine still gets its share of the processor.
+// polls: the progress loop (the only goroutine that polls: a sender
+// waiting for a large payload to be taken waits for the loop's word)
+// spins for 200 µs after the last frame, yielding to other goroutines at
+// each turn (runtime.Gosched: the receiver a frame woke then runs on the
+// same thread at once; without it a ping-pong took ten times longer) and
+// to other processes with sched_yield when mpirun put more ranks on the
+// node than it has cores; then it naps, 10 µs at first and doubling to
+// 1 ms; a Send wakes it at once. A rank idle for long answers its first
+// message up to a millisecond late; a goroutine that computes without
+// pause still gets its share of the processor, but slows the loop, whose
+// every yield then waits out that goroutine's time slice.
 //
 // No Go pointer is held by C after a call returns unless it is pinned:
 // send and receive slots, the receive ring and the native collectives'
