@@ -1,0 +1,79 @@
+package chaos
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"time"
+	"testing"
+)
+
+var (
+	nFlag    = flag.Int("chaos.n", 1000, "schedules to run")
+	seedFlag = flag.Uint64("chaos.seed", 0, "run only the schedule of this seed (0: seeds 1 to chaos.n)")
+	tcpFlag  = flag.Bool("chaos.tcp", true, "draw TCP jobs too (a proxy on loopback between the ranks)")
+	budget   = flag.Duration("chaos.budget", 6*time.Minute, "draw no new schedule after this long (0: no limit), so that go test stays within its timeout on a slow machine")
+	vFlag    = flag.Bool("chaos.v", false, "print every error an operation returns")
+	openFlag = flag.Bool("chaos.openers", false, "let drops and reorders hit the first frame of a message (a known limit: see the package doc)")
+)
+
+// TestCampaign runs the campaign and fails on the first schedule that
+// hangs, delivers wrong bytes, leaves its sides disagreeing or outgrows
+// its memory bound, naming its seed (-chaos.seed replays it).
+func TestCampaign(t *testing.T) {
+	if *vFlag {
+		Trace = os.Stderr
+	}
+	n := *nFlag
+	if testing.Short() {
+		n = min(n, 100)
+	}
+	seeds := make([]uint64, 0, n)
+	if *seedFlag != 0 {
+		seeds = append(seeds, *seedFlag)
+	} else {
+		for s := range n {
+			seeds = append(seeds, uint64(s+1))
+		}
+	}
+	var tot Result
+	var schedules, lost, faulty, tcp int
+	start := time.Now()
+	for _, seed := range seeds {
+		if *budget > 0 && time.Since(start) > *budget {
+			t.Logf("stopped after %d of %d schedules: -chaos.budget %v spent", schedules, len(seeds), *budget)
+			break
+		}
+		s := Draw(seed, *tcpFlag)
+		r := Run(s, *openFlag)
+		schedules++
+		if s.Transport == "tcp" {
+			tcp++
+		}
+		if r.Bad() {
+			t.Fatalf("%s\n%+v", s, r)
+		}
+		for k := range kinds {
+			tot.Injected[k] += r.Injected[k]
+		}
+		if r.LinkLost {
+			lost++
+		}
+		if len(s.Faults) > 0 {
+			faulty++
+		}
+		tot.Ops += r.Ops
+		tot.Failed += r.Failed
+		tot.Damaged += r.Damaged
+		tot.Detected += r.Detected
+		tot.Repaired += r.Repaired
+	}
+	var by string
+	for k := range kinds {
+		by += fmt.Sprintf(" %s %d", Kind(k), tot.Injected[k])
+	}
+	t.Logf("%d schedules (%d over TCP, %d with faults, %d with a link lost or a peer killed): 0 hangs, 0 wrong deliveries, 0 disagreements",
+		schedules, tcp, faulty, lost)
+	t.Logf("faults that hit a frame:%s; detected %d, repaired %d; %d of %d operations failed cleanly; %d unprotected receives delivered damage",
+		by, tot.Detected, tot.Repaired, tot.Failed, tot.Ops, tot.Damaged)
+}

@@ -1,0 +1,26 @@
+// Package chaos is the channel's fault campaign: it draws random jobs
+// (ranks, transport, protection, a mix of point-to-point messages,
+// wildcard receives and collectives) and random fault schedules (frames
+// flipped, dropped, truncated, duplicated, reordered or delayed, data or
+// control; a peer killed; silent strangers at the door; receivers that
+// throw messages away), runs each, and checks what the channel promises:
+//
+//   - every operation on every rank returns within its deadline (a
+//     goroutine still blocked past it is a hang);
+//   - on a protected layer, whatever a receive delivers is byte for byte
+//     what was sent;
+//   - on a protected layer, sender and receiver agree: as many sends fail
+//     as receives (Send's error, or Flush's for an eager send), unless the
+//     link itself broke, where no protocol can tell the sender what the
+//     receiver got (the two generals), which is counted apart;
+//   - the heap stays within a bound of the bytes the job moves.
+//
+// In process the faults are made by a transport written on the exported
+// boundary (channel.NewEndpoint), so the engine's own paths run; over TCP
+// by a proxy on loopback between every two ranks (TCPConfig.Dial), so
+// that the real sockets carry the damage.
+//
+// go test runs a short campaign (about a thousand schedules); a long one
+// is go test ./channel/chaos -run Campaign -chaos.n 100000 -timeout 0,
+// and -chaos.seed replays one schedule.
+package chaos
