@@ -118,7 +118,7 @@ func TestLostLastFrame(t *testing.T) {
 					if s, r := transfer(t, comms, data, 3*time.Second); s != nil || r != nil {
 						t.Fatalf("send %v, receive %v", s, r)
 					}
-					if dropped != 1 {
+					if a := eps[0].e.tx.(*aimed); func() bool { a.mu.Lock(); defer a.mu.Unlock(); return dropped != 1 }() {
 						t.Fatal("nothing was dropped: the test proves nothing")
 					}
 				})
@@ -153,7 +153,7 @@ func TestDamagedFinalVerdict(t *testing.T) {
 						if s, r := transfer(t, comms, pattern(size, 2), 3*time.Second); s != nil || r != nil {
 							t.Fatalf("send %v, receive %v", s, r)
 						}
-						if hits == 0 {
+						if a := eps[1].e.tx.(*aimed); func() bool { a.mu.Lock(); defer a.mu.Unlock(); return hits == 0 }() {
 							t.Fatal("no verdict was damaged: the test proves nothing")
 						}
 					})
@@ -204,7 +204,7 @@ func TestDamagedStamp(t *testing.T) {
 					if rerr := <-r; serr != nil || rerr != nil || !bytes.Equal(buf, data) {
 						t.Fatalf("send %v, receive %v", serr, rerr)
 					}
-					if hits != 1 {
+					if a := eps[0].e.tx.(*aimed); func() bool { a.mu.Lock(); defer a.mu.Unlock(); return hits != 1 }() {
 						t.Fatal("no stamp was damaged: the test proves nothing")
 					}
 				})

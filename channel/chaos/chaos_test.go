@@ -4,8 +4,8 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"time"
 	"testing"
+	"time"
 )
 
 var (
