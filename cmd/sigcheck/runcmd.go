@@ -140,7 +140,7 @@ func runRun(e *env, args []string) error {
 
 // transports are the ways run can start ranks, in one place: a new
 // transport is a case in startRanks and a name here.
-func transportNames() []string { return []string{"local", "tcp"} }
+func transportNames() []string { return []string{"local", "tcp", "mpi"} }
 
 // job is how this process takes part in a run: its ranks' count, whether
 // it prints (rank 0), and start, which runs the benchmark on its ranks
@@ -175,6 +175,19 @@ func startRanks(e *env, args []string, o runOptions) (job, error) {
 		}
 		return job{size: o.ranks, prints: true, start: func(ctx context.Context, cfg osu.Config, emit func(osu.Row)) error {
 			return launchTCP(ctx, e, o.ranks, args, cfg, o.inj, emit)
+		}}, nil
+	case "mpi":
+		// One rank of the Open MPI job mpirun started: rank and size are
+		// MPI_COMM_WORLD's (a build without the mpi tag says how to get one).
+		join, cancel := context.WithTimeout(context.Background(), time.Minute)
+		ep, done, err := openMPI(join, o.inj)
+		cancel()
+		if err != nil {
+			return job{}, err
+		}
+		return job{size: ep.Size(), prints: ep.Rank() == 0, start: func(ctx context.Context, cfg osu.Config, emit func(osu.Row)) error {
+			defer done()
+			return osu.Run(ctx, ep, cfg, emit)
 		}}, nil
 	}
 	return job{}, usageErrorf("-transport %q: want %s", o.transport, strings.Join(transportNames(), " or "))
