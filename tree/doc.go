@@ -6,7 +6,8 @@
 // # The tree
 //
 // The layout and default hash are those of the paper and its reference
-// implementation (merkle-mpi; ../shared/papers/merkle-validation.txt), hash
+// implementation (merkle-mpi; Kratochvíl, "Validation of OpenMPI
+// Transferred Data Using Merkle Trees", Brno University of Technology), hash
 // for hash: the data is cut into segments of 2048 bytes (Segment sets
 // another size; the last may be shorter, an empty buffer is one empty
 // segment); the 2n-1 nodes are in level order, the children of node i at

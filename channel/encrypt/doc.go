@@ -2,8 +2,8 @@
 // machines where it may be read or altered on the way: every block that
 // leaves a node is sealed with AES-GCM, blocks inside a node go in the
 // clear. It implements the eight algorithms of Sadeghi Lahijani et al.,
-// "Efficient Algorithms for Encrypted All-gather Operation" (
-// ../shared/papers/encrypted-allgather.txt) — Naive, O-Ring, O-RD, O-RD2,
+// "Efficient Algorithms for Encrypted All-gather Operation" (the copy we
+// have bears no year) — Naive, O-Ring, O-RD, O-RD2,
 // C-Ring, C-RD, HS1 and HS2 — for any number of ranks p on any number of
 // nodes N (block or cyclic order, nodes of unequal size), and an Auto
 // that picks one by message size and ℓ, from measurements (Gatherer.Choose).

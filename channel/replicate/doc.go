@@ -5,8 +5,7 @@
 // corrected by vote (r ≥ 3) before any receive returns it. It is the
 // RedMPI design of Fiala, Mueller, Engelmann, Ferreira, Brightwell and
 // Riesen, "Detection and correction of silent data corruption for
-// large-scale high-performance computing" (SC 2012;
-// ../shared/papers/redundancy-sdc-redmpi.txt).
+// large-scale high-performance computing" (SC 2012).
 //
 // What it is for: catching what checksums and Merkle trees cannot, a
 // process that computes a wrong value. What it is not for: the wire

@@ -303,8 +303,8 @@ func parityWords(m *tree.Manifest) string {
 		return "no parity"
 	}
 	run := int64(m.Parity) * int64(m.Stripes)
-	return fmt.Sprintf("parity %d per stripe, %d stripe%s of up to %d segments: rebuilds up to %d lost segment%s in a run (%s), or %d in each stripe",
-		m.Parity, m.Stripes, plural(m.Stripes), m.Width, run, plural(int(run)), sizeWords(run*int64(m.Segment)), m.Parity)
+	return fmt.Sprintf("parity %d per stripe, %d stripe%s of up to %d segment%s: rebuilds up to %d lost segment%s in a run (%s), or %d in each stripe",
+		m.Parity, m.Stripes, plural(m.Stripes), m.Width, plural(m.Width), run, plural(int(run)), sizeWords(run*int64(m.Segment)), m.Parity)
 }
 
 // sizeWords prints a byte count as people read it.
