@@ -28,32 +28,9 @@ func startTCPWith(n int, secret []byte, inj *Injector) ([]*Endpoint, error) {
 }
 
 func startTCPWithOpts(n int, secret []byte, opts ...TransportOption) ([]*Endpoint, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	eps := make([]*Endpoint, n)
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for r := range n {
-		cfg := TCPConfig{Rank: r, Size: n, Root: ln.Addr().String(), Secret: secret, Options: opts}
-		if r == 0 {
-			cfg.Listener = ln
-		}
-		wg.Go(func() { eps[r], errs[r] = ConnectTCP(ctx, cfg) })
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		for _, ep := range eps {
-			if ep != nil {
-				ep.Close()
-			}
-		}
-		return nil, err
-	}
-	return eps, nil
+	return ConnectLoopback(ctx, n, TCPConfig{Secret: secret, Options: opts})
 }
 
 func TestTCPSendRecv(t *testing.T) {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"net"
 	"sync"
 	"testing"
 	"time"
@@ -38,32 +37,9 @@ func natives(t testing.TB, transport string, n int) []channel.Comm {
 }
 
 func startTCP(n int) ([]*channel.Endpoint, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	eps := make([]*channel.Endpoint, n)
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for r := range n {
-		cfg := channel.TCPConfig{Rank: r, Size: n, Root: ln.Addr().String(), Secret: []byte("replicate test")}
-		if r == 0 {
-			cfg.Listener = ln
-		}
-		wg.Go(func() { eps[r], errs[r] = channel.ConnectTCP(ctx, cfg) })
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		for _, ep := range eps {
-			if ep != nil {
-				ep.Close()
-			}
-		}
-		return nil, err
-	}
-	return eps, nil
+	return channel.ConnectLoopback(ctx, n, channel.TCPConfig{})
 }
 
 // world makes n virtual ranks of r replicas over a transport.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"sync"
 	"time"
 
@@ -44,31 +43,7 @@ func Natives(ctx context.Context, transport string, n int) ([]*channel.Endpoint,
 	case "local":
 		return channel.NewLocal(n)
 	case "tcp":
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		eps := make([]*channel.Endpoint, n)
-		errs := make([]error, n)
-		var wg sync.WaitGroup
-		secret := []byte(fmt.Sprintf("jacobi %d", time.Now().UnixNano()))
-		for r := range n {
-			cfg := channel.TCPConfig{Rank: r, Size: n, Root: ln.Addr().String(), Secret: secret}
-			if r == 0 {
-				cfg.Listener = ln
-			}
-			wg.Go(func() { eps[r], errs[r] = channel.ConnectTCP(ctx, cfg) })
-		}
-		wg.Wait()
-		if err := errors.Join(errs...); err != nil {
-			for _, ep := range eps {
-				if ep != nil {
-					ep.Close()
-				}
-			}
-			return nil, err
-		}
-		return eps, nil
+		return channel.ConnectLoopback(ctx, n, channel.TCPConfig{})
 	}
 	return nil, fmt.Errorf("jacobi: unknown transport %q (local, tcp)", transport)
 }
