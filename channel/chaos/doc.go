@@ -18,7 +18,8 @@
 // In process the faults are made by a transport written on the exported
 // boundary (channel.NewEndpoint), so the engine's own paths run; over TCP
 // by a proxy on loopback between every two ranks (TCPConfig.Dial), so
-// that the real sockets carry the damage.
+// that the real sockets carry the damage; a frame cut short there ends
+// its connection, since on a byte stream nothing else can cut one.
 //
 // go test runs a short campaign (about a thousand schedules); a long one
 // is go test ./channel/chaos -run Campaign -chaos.n 100000 -timeout 0,

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"sync"
 	"time"
 
@@ -406,6 +407,12 @@ func (x *proxy) pump(from, to net.Conn, client int, server chan int, toRoot, out
 			if _, err := to.Write(b); err != nil {
 				return
 			}
+		}
+		if slices.Contains(faults, Truncate) {
+			// On a byte stream a frame is cut short only where the
+			// stream ends: the connection goes with it (the deferred
+			// closes), as a real cut would.
+			return
 		}
 	}
 }
