@@ -113,10 +113,17 @@ func newEngine(rank, size int, inline bool) *engine {
 var started = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
 func (e *engine) init(inline bool) {
+	e.initState()
+	e.ctl = newCtlQueue(e, inline)
+}
+
+// initState makes the engine's tables: before its transport is opened,
+// so that a transport may report a peer lost (Frames.Lost) from the
+// start.
+func (e *engine) initState() {
 	e.inflight, e.sends = map[msgKey]*message{}, map[msgKey]*pending{}
 	e.prot, e.parked, e.lost = map[uint32]*protection{}, map[uint32][]parkedFrame{}, make([]error, e.size)
 	e.forgotten = make([]uint64, e.size)
-	e.ctl = newCtlQueue(e, inline)
 }
 
 func (m *message) matches(ctx uint32, src int, tag int64) bool {

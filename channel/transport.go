@@ -125,12 +125,13 @@ func NewEndpoint(rank, size int, open func(Frames) (Transport, error), opts ...T
 	if e.probe = cfg.probe; e.probe <= 0 {
 		e.probe = DefaultProbe
 	}
+	e.initState() // Frames.Lost works from the start; Deliver waits for started
 	t, err := open(Frames{e})
 	if err != nil {
 		return nil, err
 	}
 	in, ok := t.(Inliner)
-	e.init(ok && in.Inline())
+	e.ctl = newCtlQueue(e, ok && in.Inline())
 	e.tx = inject(t, cfg.inj, rank, &e.stats)
 	ep := &Endpoint{e: e}
 	if e.tx == t {

@@ -225,3 +225,22 @@ func findNet(eps []*channel.Endpoint) *pipeNet {
 	})
 	return found
 }
+
+// TestLostWhileOpening: a transport may report a peer lost from inside
+// its constructor (a link that failed to come up); the endpoint then
+// fails what needs that peer instead of panicking.
+func TestLostWhileOpening(t *testing.T) {
+	ep, err := channel.NewEndpoint(0, 2, func(f channel.Frames) (channel.Transport, error) {
+		f.Lost(1, errors.New("never came up"))
+		return &pipeTx{&pipeNet{done: make(chan struct{})}, 0}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ep.Close()
+	_, err = ep.Recv(context.Background(), 1, 0, nil)
+	var pe *channel.PeerError
+	if !errors.As(err, &pe) || pe.Rank != 1 {
+		t.Fatalf("receive from a peer lost while opening: %v", err)
+	}
+}
