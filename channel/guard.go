@@ -52,7 +52,8 @@ type guard struct {
 	shards   map[int][]byte     // parity segments received
 
 	rounds int
-	ctl    int // control frames sent
+	ctl    int   // control frames sent
+	asks   int64 // questions asked: each carries its number (Offset), and its answer the same
 	last   ctlFrame
 }
 
@@ -407,9 +408,12 @@ func (g *guard) onTrailer(e *engine, m *message, b []byte, ok bool) {
 	}
 }
 
-// onAnswer takes the sender's answer to the descent. Under e.mu.
-func (g *guard) onAnswer(e *engine, m *message, b []byte, ok bool) {
-	if g.d == nil {
+// onAnswer takes the sender's answer to the descent: to the question
+// asked last (asked), else it is a stale or duplicated one, dropped —
+// applied to a later question it would be taken for a corrupt answer.
+// Under e.mu.
+func (g *guard) onAnswer(e *engine, m *message, b []byte, ok bool, asked int64) {
+	if g.d == nil || asked != g.asks {
 		return
 	}
 	if !ok {
@@ -477,8 +481,12 @@ func (g *guard) control(e *engine, m *message, kind byte, payload []byte) {
 		return
 	}
 	h := wire.Header{Kind: kind, Ctx: m.ctx, Tag: m.tag, ID: m.id, Total: m.total}
-	if kind == wire.KindAgain {
+	switch kind {
+	case wire.KindAgain:
 		h.Offset = againToSender
+	case wire.KindAsk:
+		g.asks++
+		h.Offset = g.asks
 	}
 	g.last = ctlFrame{m.src, h, payload}
 	e.ctl.push(m.src, h, payload)

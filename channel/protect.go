@@ -255,7 +255,8 @@ func (e *engine) watchEager() {
 type ctlEvent struct {
 	kind    byte
 	payload []byte
-	ok      bool // its payload check held
+	ok      bool  // its payload check held
+	off     int64 // its header's Offset: for a question, its number
 }
 
 // isOK says whether ev is the receiver's "all good".
@@ -788,7 +789,7 @@ func (s *sender) await(ctx context.Context, ps *pending) error {
 				return err
 			}
 		case wire.KindAsk:
-			if err := s.ask(ctx, ev.payload); err != nil {
+			if err := s.ask(ctx, ev.payload, ev.off); err != nil {
 				return err
 			}
 		case wire.KindAgain:
@@ -900,7 +901,7 @@ func (s *sender) parseResend(b []byte) ([][2]int64, error) {
 }
 
 // ask answers the receiver's descent.
-func (s *sender) ask(ctx context.Context, b []byte) error {
+func (s *sender) ask(ctx context.Context, b []byte, asked int64) error {
 	if len(b) > 0 && b[0] == askStamp {
 		if s.stamp == nil {
 			return fmt.Errorf("%w: rank %d asks for the stamp of a message without one", ErrProtocol, s.dst)
@@ -922,7 +923,9 @@ func (s *sender) ask(ctx context.Context, b []byte) error {
 	if err != nil {
 		return err
 	}
-	return s.control(ctx, s.ctlHeader(wire.KindAnswer), a.AppendBinary(nil, t.Hash().Size()), true)
+	h := s.ctlHeader(wire.KindAnswer)
+	h.Offset = asked // the question's number, which the receiver checks
+	return s.control(ctx, h, a.AppendBinary(nil, t.Hash().Size()), true)
 }
 
 // arriveControl routes a control frame to the send or the message it is
@@ -962,7 +965,7 @@ func (e *engine) arriveControl(src int, h wire.Header, payload []byte, ok bool) 
 	toSender := h.Kind == wire.KindAsk || h.Kind == wire.KindVerdict || h.Kind == wire.KindAgain && h.Offset == againToSender
 	if toSender {
 		if ps := e.sends[k]; ps != nil {
-			ev := ctlEvent{h.Kind, payload, ok}
+			ev := ctlEvent{h.Kind, payload, ok, h.Offset}
 			if h.Kind == wire.KindVerdict && h.Flags == flagTriple {
 				ev.payload, ev.ok = untriple(payload, h.Sum, ok)
 			}
@@ -1010,7 +1013,7 @@ func (e *engine) arriveControl(src int, h wire.Header, payload []byte, ok bool) 
 	case wire.KindTrailer:
 		m.g.onTrailer(e, m, payload, ok)
 	case wire.KindAnswer:
-		m.g.onAnswer(e, m, payload, ok)
+		m.g.onAnswer(e, m, payload, ok, h.Offset)
 	case wire.KindParity:
 		m.g.onParity(e, m, h, payload, ok)
 	case wire.KindAgain:
