@@ -10,7 +10,8 @@ import (
 
 var (
 	nFlag    = flag.Int("chaos.n", 1000, "schedules to run")
-	seedFlag = flag.Uint64("chaos.seed", 0, "run only the schedule of this seed (0: seeds 1 to chaos.n)")
+	seedFlag = flag.Uint64("chaos.seed", 0, "run only the schedule of this seed (0: chaos.n seeds from chaos.from)")
+	fromFlag = flag.Uint64("chaos.from", 1, "the first seed of the campaign")
 	tcpFlag  = flag.Bool("chaos.tcp", true, "draw TCP jobs too (a proxy on loopback between the ranks)")
 	budget   = flag.Duration("chaos.budget", 6*time.Minute, "draw no new schedule after this long (0: no limit), so that go test stays within its timeout on a slow machine")
 	vFlag    = flag.Bool("chaos.v", false, "print every error an operation returns")
@@ -33,7 +34,7 @@ func TestCampaign(t *testing.T) {
 		seeds = append(seeds, *seedFlag)
 	} else {
 		for s := range n {
-			seeds = append(seeds, uint64(s+1))
+			seeds = append(seeds, *fromFlag+uint64(s))
 		}
 	}
 	var tot Result
