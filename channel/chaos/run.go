@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -81,12 +82,22 @@ func Run(s Schedule, openers bool) (res Result) {
 		return res
 	}
 	defer func() {
-		for _, ep := range eps {
-			ep.Close()
+		closeAll := func() {
+			for _, ep := range eps {
+				ep.Close()
+			}
+			if px != nil {
+				px.close()
+			}
 		}
-		if px != nil {
-			px.close()
+		if res.Hang != "" {
+			// The goroutines that hung may hold what Close needs: waiting
+			// for it would turn a reported hang into a test timeout that
+			// names no seed.
+			go closeAll()
+			return
 		}
+		closeAll()
 	}()
 
 	comms := make([]channel.Comm, s.P)
@@ -190,6 +201,7 @@ func Run(s Schedule, openers bool) (res Result) {
 		if res.Hang == "" {
 			res.Hang = fmt.Sprintf("a rank still in its Flush after %v", limit)
 		}
+		res.Hang += "\n" + stacks()
 		return res
 	}
 	if p := peak(); p > uint64(64<<20+8*moved) {
@@ -376,3 +388,25 @@ func watchHeap() func() uint64 {
 // Trace, if set, receives every error an operation returns (the
 // campaign's -chaos.v).
 var Trace io.Writer
+
+// stacks returns the stacks of the goroutines that are in package
+// channel or in this one, for a hang's report: the goroutine that is
+// stuck, and the one holding what it waits for, are among them.
+func stacks() string {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) || len(buf) >= 64<<20 {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	var out []string
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		if strings.Contains(g, "sigcheck/channel") && !strings.Contains(g, "chaos.stacks(") {
+			out = append(out, g)
+		}
+	}
+	return strings.Join(out, "\n\n")
+}
