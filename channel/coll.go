@@ -12,13 +12,67 @@ import (
 // Comm that can do better (a protection layer checking each block against
 // its owner's root) implements Bcaster or Allgatherer, and is used instead.
 
-// Reserved tags of the collectives.
+// Collectives are numbered. Every call of one on a Comm of this package
+// takes the next number of that Comm's sequence (every rank makes the same
+// calls in the same order, so the numbers agree, whatever each call
+// returns), and its messages carry the number in their tags. A message
+// left over from a call that failed on some ranks (sent after its
+// receiver gave up on it) then waits unmatched, rather than being taken
+// by the next call of the same collective, which would return success
+// with another call's bytes; the next call on the Comm drops it (once it
+// has come whole), so that it holds no memory for long.
+//
+// The number wraps after 2^20 calls; a message of a call 2^19 calls old
+// or older (never left waiting that long) counts as new. A Comm from elsewhere (a wrapper of another
+// package) has no sequence: its calls all use number 0, and a left-over
+// message can be taken by a later call, as in MPI, where a communicator
+// on which a collective failed is not to be used again.
 const (
-	tagBarrier = ReservedTag + 1 + iota
-	tagBcast
-	tagGather
-	tagAllgather
+	collTagBase = ReservedTag + 1<<16
+	collSeqBits = 20
+	collKinds   = 16 // tags per call
 )
+
+// The kinds of a call's messages.
+const (
+	kindBarrier = 1 + iota
+	kindBcast
+	kindGather
+	kindAllgather
+	kindE2EFlag   // a rank's verdict to the root of a broadcast
+	kindE2ERepair // a block resent by its owner
+	kindE2ERoot   // an owner's root, resent with its block
+)
+
+// collTag is the tag of the messages of one kind in call seq.
+func collTag(seq uint32, kind int) int {
+	return collTagBase + int(seq&(1<<collSeqBits-1))*collKinds + kind
+}
+
+// collSeq splits a reserved tag into its call number and kind, if it is a
+// collective's.
+func collSeq(tag int64) (seq uint32, kind int, ok bool) {
+	if tag < collTagBase || tag >= collTagBase+collKinds<<collSeqBits {
+		return 0, 0, false
+	}
+	t := tag - collTagBase
+	return uint32(t / collKinds), int(t % collKinds), true
+}
+
+// sequencer is a Comm whose collectives are numbered (this package's).
+type sequencer interface {
+	nextColl() uint32
+}
+
+// nextColl gives c's next call its number: the first thing every
+// collective does, before it checks its arguments, so that a call that
+// fails takes its number on every rank.
+func nextColl(c Comm) uint32 {
+	if s, ok := c.(sequencer); ok {
+		return s.nextColl()
+	}
+	return 0
+}
 
 // ErrCollective: the ranks disagree on a collective's arguments (root, sizes).
 var ErrCollective = errors.New("channel: ranks disagree on a collective")
@@ -46,12 +100,13 @@ func Barrier(ctx context.Context, c Comm) error {
 // empty messages.
 func DisseminationBarrier(ctx context.Context, c Comm) error {
 	c = sys(c)
+	tag := collTag(nextColl(c), kindBarrier)
 	p, r := c.Size(), c.Rank()
 	for k := 1; k < p; k <<= 1 {
-		if err := c.Send(ctx, (r+k)%p, tagBarrier, nil); err != nil {
+		if err := c.Send(ctx, (r+k)%p, tag, nil); err != nil {
 			return err
 		}
-		if _, err := c.Recv(ctx, (r-k+p)%p, tagBarrier, nil); err != nil {
+		if _, err := c.Recv(ctx, (r-k+p)%p, tag, nil); err != nil {
 			return err
 		}
 	}
@@ -74,12 +129,21 @@ func Bcast(ctx context.Context, c Comm, root int, buf []byte) error {
 // what a Bcaster can build on.
 func BinomialBcast(ctx context.Context, c Comm, root int, buf []byte) error {
 	c = sys(c)
+	return binomialBcast(ctx, c, nextColl(c), root, buf)
+}
+
+// binomialBcast is BinomialBcast as part of call seq, on c's reserved view.
+func binomialBcast(ctx context.Context, c Comm, seq uint32, root int, buf []byte) error {
+	if err := checkRank(c, root, "root"); err != nil {
+		return err
+	}
+	tag := collTag(seq, kindBcast)
 	p, r := c.Size(), c.Rank()
 	rel := (r - root + p) % p
 	mask := 1
 	for ; mask < p; mask <<= 1 {
 		if rel&mask != 0 {
-			if err := recvExact(ctx, c, (r-mask+p)%p, tagBcast, buf); err != nil {
+			if err := recvExact(ctx, c, (r-mask+p)%p, tag, buf); err != nil {
 				return err
 			}
 			if corruptHook != nil {
@@ -93,7 +157,7 @@ func BinomialBcast(ctx context.Context, c Comm, root int, buf []byte) error {
 	var first error
 	for mask >>= 1; mask > 0; mask >>= 1 {
 		if rel+mask < p {
-			if err := c.Send(ctx, (r+mask)%p, tagBcast, buf); err != nil && first == nil {
+			if err := c.Send(ctx, (r+mask)%p, tag, buf); err != nil && first == nil {
 				first = err
 			}
 		}
@@ -121,12 +185,13 @@ func recvExact(ctx context.Context, c Comm, src, tag int, buf []byte) error {
 // recv is ignored elsewhere.
 func Gather(ctx context.Context, c Comm, root int, send, recv []byte) error {
 	c = sys(c)
+	tag := collTag(nextColl(c), kindGather)
 	if err := checkRank(c, root, "root"); err != nil {
 		return err
 	}
 	p, r, n := c.Size(), c.Rank(), len(send)
 	if r != root {
-		return c.Send(ctx, root, tagGather, send)
+		return c.Send(ctx, root, tag, send)
 	}
 	if len(recv) != p*n {
 		return fmt.Errorf("%w: a receive buffer of %d bytes for %d ranks of %d", ErrCollective, len(recv), p, n)
@@ -135,7 +200,7 @@ func Gather(ctx context.Context, c Comm, root int, send, recv []byte) error {
 	reqs := make([]*Request, 0, p-1)
 	for i := range p {
 		if i != r {
-			reqs = append(reqs, irecvExact(ctx, c, i, tagGather, recv[i*n:(i+1)*n]))
+			reqs = append(reqs, irecvExact(ctx, c, i, tag, recv[i*n:(i+1)*n]))
 		}
 	}
 	return WaitAll(reqs...)
@@ -169,13 +234,11 @@ func Allgather(ctx context.Context, c Comm, send, recv []byte) error {
 // the ring for large ones.
 func allgather(ctx context.Context, c Comm, send, recv []byte) error {
 	c = sys(c)
-	if err := checkAllgather(c, send, recv); err != nil {
-		return err
-	}
+	seq := nextColl(c)
 	if len(recv) <= bruckMax {
-		return BruckAllgather(ctx, c, send, recv)
+		return bruckAllgather(ctx, c, seq, send, recv)
 	}
-	return RingAllgather(ctx, c, send, recv)
+	return ringAllgather(ctx, c, seq, send, recv)
 }
 
 func checkAllgather(c Comm, send, recv []byte) error {
@@ -189,16 +252,22 @@ func checkAllgather(c Comm, send, recv []byte) error {
 // the block it got in round s-1 (its own first) to its right neighbour.
 func RingAllgather(ctx context.Context, c Comm, send, recv []byte) error {
 	c = sys(c)
-	p, r, n := c.Size(), c.Rank(), len(send)
-	if len(recv) != p*n {
-		return fmt.Errorf("%w: a receive buffer of %d bytes for %d ranks of %d", ErrCollective, len(recv), p, n)
+	return ringAllgather(ctx, c, nextColl(c), send, recv)
+}
+
+// ringAllgather is RingAllgather as part of call seq, on c's reserved view.
+func ringAllgather(ctx context.Context, c Comm, seq uint32, send, recv []byte) error {
+	if err := checkAllgather(c, send, recv); err != nil {
+		return err
 	}
+	tag := collTag(seq, kindAllgather)
+	p, r, n := c.Size(), c.Rank(), len(send)
 	copy(recv[r*n:], send)
 	right, left := (r+1)%p, (r-1+p)%p
 	for s := range p - 1 {
 		out := (r - s + p) % p
 		in := (r - s - 1 + p) % p
-		if err := sendRecv(ctx, c, right, recv[out*n:(out+1)*n], left, recv[in*n:(in+1)*n], tagAllgather); err != nil {
+		if err := sendRecv(ctx, c, right, recv[out*n:(out+1)*n], left, recv[in*n:(in+1)*n], tag); err != nil {
 			return err
 		}
 		if corruptHook != nil {
@@ -214,15 +283,22 @@ func RingAllgather(ctx context.Context, c Comm, send, recv []byte) error {
 // rank order.
 func BruckAllgather(ctx context.Context, c Comm, send, recv []byte) error {
 	c = sys(c)
-	p, r, n := c.Size(), c.Rank(), len(send)
-	if len(recv) != p*n {
-		return fmt.Errorf("%w: a receive buffer of %d bytes for %d ranks of %d", ErrCollective, len(recv), p, n)
+	return bruckAllgather(ctx, c, nextColl(c), send, recv)
+}
+
+// bruckAllgather is BruckAllgather as part of call seq, on c's reserved
+// view.
+func bruckAllgather(ctx context.Context, c Comm, seq uint32, send, recv []byte) error {
+	if err := checkAllgather(c, send, recv); err != nil {
+		return err
 	}
+	tag := collTag(seq, kindAllgather)
+	p, r, n := c.Size(), c.Rank(), len(send)
 	tmp := make([]byte, p*n)
 	copy(tmp, send)
 	for k := 1; k < p; k <<= 1 {
 		cnt := min(k, p-k)
-		if err := sendRecv(ctx, c, (r-k+p)%p, tmp[:cnt*n], (r+k)%p, tmp[k*n:(k+cnt)*n], tagAllgather); err != nil {
+		if err := sendRecv(ctx, c, (r-k+p)%p, tmp[:cnt*n], (r+k)%p, tmp[k*n:(k+cnt)*n], tag); err != nil {
 			return err
 		}
 		if corruptHook != nil {

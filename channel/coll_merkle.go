@@ -17,13 +17,6 @@ import (
 // as the reference library does with rank 0's receive buffer. Only the
 // ranks that need a repair get one, from the owner, all at once.
 
-// Reserved tags of the end-to-end checks.
-const (
-	tagE2EFlag   = ReservedTag + 48 // a rank's verdict to the root of a broadcast
-	tagE2ERepair = ReservedTag + 49 // a block resent by its owner
-	tagE2ERoot   = ReservedTag + 50 // an owner's root, resent with its block
-)
-
 // corruptHook, in tests, damages a block a rank has just received from a
 // collective (in memory, where no wire check sees it).
 var corruptHook func(c Comm, b []byte)
@@ -46,8 +39,12 @@ func (l *layer) Bcast(ctx context.Context, root int, buf []byte) error {
 	if !l.sys {
 		return l.reserved().(*layer).Bcast(ctx, root, buf)
 	}
+	seq := l.nextColl()
+	if err := checkRank(l, root, "root"); err != nil {
+		return err
+	}
 	if l.p.mode != modeMerkle {
-		return BinomialBcast(ctx, l, root, buf)
+		return binomialBcast(ctx, l, seq, root, buf)
 	}
 	// The root's tree root and length go first: a rank whose buffer is
 	// not the root's length takes the data into one that is (so that the
@@ -62,7 +59,7 @@ func (l *layer) Bcast(ctx context.Context, root int, buf []byte) error {
 		}
 		rm = binary.LittleEndian.AppendUint64(tree.AppendRoot(rm[:0], v, hs), uint64(len(buf)))
 	}
-	if err := BinomialBcast(ctx, l, root, rm); err != nil {
+	if err := binomialBcast(ctx, l, seq, root, rm); err != nil {
 		return err
 	}
 	want, _, err := tree.DecodeRoot(rm[:3+hs])
@@ -77,17 +74,17 @@ func (l *layer) Bcast(ctx context.Context, root int, buf []byte) error {
 		}
 		data = make([]byte, n)
 	}
-	if err := BinomialBcast(ctx, l, root, data); err != nil {
+	if err := binomialBcast(ctx, l, seq, root, data); err != nil {
 		return err
 	}
 	if l.Rank() != root {
-		err := l.bcastCheck(ctx, root, data, want, len(data) != len(buf))
+		err := l.bcastCheck(ctx, seq, root, data, want, len(data) != len(buf))
 		if err == nil && len(data) != len(buf) {
 			err = fmt.Errorf("%w: a broadcast buffer of %d bytes, the root's has %d", ErrCollective, len(buf), n)
 		}
 		return err
 	}
-	return l.bcastRepair(ctx, buf, rm[:3+hs])
+	return l.bcastRepair(ctx, seq, buf, rm[:3+hs])
 }
 
 func (l *layer) hashSize() int { return l.p.h.Size() }
@@ -95,7 +92,8 @@ func (l *layer) hashSize() int { return l.p.h.Size() }
 // bcastCheck is a non-root's side: say whether its copy is right, and
 // take the root's until it is.
 // A rank whose buffer has the wrong length (misfit) says so with flag 2.
-func (l *layer) bcastCheck(ctx context.Context, root int, buf []byte, want csum.Value, misfit bool) error {
+func (l *layer) bcastCheck(ctx context.Context, seq uint32, root int, buf []byte, want csum.Value, misfit bool) error {
+	tagFlag, tagRoot, tagRepair := collTag(seq, kindE2EFlag), collTag(seq, kindE2ERoot), collTag(seq, kindE2ERepair)
 	for round := 0; ; round++ {
 		got, err := l.rootOf(buf)
 		if err != nil {
@@ -112,7 +110,7 @@ func (l *layer) bcastCheck(ctx context.Context, root int, buf []byte, want csum.
 		case misfit:
 			flag[0] = 2
 		}
-		if err := l.Send(ctx, root, tagE2EFlag, flag); err != nil {
+		if err := l.Send(ctx, root, tagFlag, flag); err != nil {
 			return err
 		}
 		if ok {
@@ -127,13 +125,13 @@ func (l *layer) bcastCheck(ctx context.Context, root int, buf []byte, want csum.
 		// The root's hash may be what went wrong on the way: it comes again
 		// too, straight from the root.
 		rm := make([]byte, 3+l.hashSize())
-		if err := recvExact(ctx, l, root, tagE2ERoot, rm); err != nil {
+		if err := recvExact(ctx, l, root, tagRoot, rm); err != nil {
 			return err
 		}
 		if want, _, err = tree.DecodeRoot(rm); err != nil {
 			return err
 		}
-		if err := recvExact(ctx, l, root, tagE2ERepair, buf); err != nil {
+		if err := recvExact(ctx, l, root, tagRepair, buf); err != nil {
 			return err
 		}
 	}
@@ -141,11 +139,12 @@ func (l *layer) bcastCheck(ctx context.Context, root int, buf []byte, want csum.
 
 // bcastRepair is the root's side: hear every rank, resend to those whose
 // copy is wrong, all at once, until none is.
-func (l *layer) bcastRepair(ctx context.Context, buf, rm []byte) (err error) {
+func (l *layer) bcastRepair(ctx context.Context, seq uint32, buf, rm []byte) (err error) {
+	tagFlag, tagRoot, tagRepair := collTag(seq, kindE2EFlag), collTag(seq, kindE2ERoot), collTag(seq, kindE2ERepair)
 	var bad, misfits []int
 	for range l.Size() - 1 {
 		var flag [1]byte
-		st, err := l.Recv(ctx, AnySource, tagE2EFlag, flag[:])
+		st, err := l.Recv(ctx, AnySource, tagFlag, flag[:])
 		if err != nil {
 			return err
 		}
@@ -170,7 +169,7 @@ func (l *layer) bcastRepair(ctx context.Context, buf, rm []byte) (err error) {
 		flags := make([][]byte, len(bad))
 		for i, r := range bad {
 			flags[i] = make([]byte, 1)
-			reqs = append(reqs, Isend(ctx, l, r, tagE2ERoot, rm), Isend(ctx, l, r, tagE2ERepair, buf), Irecv(ctx, l, r, tagE2EFlag, flags[i]))
+			reqs = append(reqs, Isend(ctx, l, r, tagRoot, rm), Isend(ctx, l, r, tagRepair, buf), Irecv(ctx, l, r, tagFlag, flags[i]))
 		}
 		if err := WaitAll(reqs...); err != nil {
 			return err
@@ -192,17 +191,19 @@ func (l *layer) Allgather(ctx context.Context, send, recv []byte) error {
 	if !l.sys {
 		return l.reserved().(*layer).Allgather(ctx, send, recv)
 	}
+	seq := l.nextColl()
 	p, r, n := l.Size(), l.Rank(), len(send)
-	if len(recv) != p*n {
-		return fmt.Errorf("%w: a receive buffer of %d bytes for %d ranks of %d", ErrCollective, len(recv), p, n)
+	if err := checkAllgather(l, send, recv); err != nil {
+		return err
 	}
-	gather := RingAllgather
+	gather := ringAllgather
 	if len(recv) <= bruckMax {
-		gather = BruckAllgather
+		gather = bruckAllgather
 	}
 	if l.p.mode != modeMerkle {
-		return gather(ctx, l, send, recv)
+		return gather(ctx, l, seq, send, recv)
 	}
+	tagRoot, tagRepair := collTag(seq, kindE2ERoot), collTag(seq, kindE2ERepair)
 	hs := l.hashSize()
 	rs := 3 + hs
 	mine, err := l.rootOf(send)
@@ -210,10 +211,10 @@ func (l *layer) Allgather(ctx context.Context, send, recv []byte) error {
 		return err
 	}
 	roots := make([]byte, p*rs)
-	if err := BruckAllgather(ctx, l, tree.AppendRoot(nil, mine, hs), roots); err != nil {
+	if err := bruckAllgather(ctx, l, seq, tree.AppendRoot(nil, mine, hs), roots); err != nil {
 		return err
 	}
-	if err := gather(ctx, l, send, recv); err != nil {
+	if err := gather(ctx, l, seq, send, recv); err != nil {
 		return err
 	}
 	rootOf := func(i int) csum.Value {
@@ -255,7 +256,7 @@ func (l *layer) Allgather(ctx context.Context, send, recv []byte) error {
 			}
 		}
 		all := make([]byte, p*bits)
-		if err := BruckAllgather(ctx, l, mineBits, all); err != nil {
+		if err := bruckAllgather(ctx, l, seq, mineBits, all); err != nil {
 			return err
 		}
 		wants := func(j, i int) bool { return all[j*bits+i/8]&(1<<(i%8)) != 0 } // rank j needs block i
@@ -269,11 +270,11 @@ func (l *layer) Allgather(ctx context.Context, send, recv []byte) error {
 				any = true
 				switch {
 				case i == r: // mine to resend, with my root (which may have been what went wrong)
-					reqs = append(reqs, Isend(ctx, l, j, tagE2ERoot, tree.AppendRoot(nil, mine, hs)),
-						Isend(ctx, l, j, tagE2ERepair, send))
+					reqs = append(reqs, Isend(ctx, l, j, tagRoot, tree.AppendRoot(nil, mine, hs)),
+						Isend(ctx, l, j, tagRepair, send))
 				case j == r:
-					reqs = append(reqs, irecvExact(ctx, l, i, tagE2ERoot, roots[i*rs:(i+1)*rs]),
-						irecvExact(ctx, l, i, tagE2ERepair, recv[i*n:(i+1)*n]))
+					reqs = append(reqs, irecvExact(ctx, l, i, tagRoot, roots[i*rs:(i+1)*rs]),
+						irecvExact(ctx, l, i, tagRepair, recv[i*n:(i+1)*n]))
 				}
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/leanovate/gopter"
 	"github.com/leanovate/gopter/gen"
@@ -110,5 +111,80 @@ func TestCollectiveDisagreement(t *testing.T) {
 	})
 	if err == nil {
 		t.Error("a broadcast with sizes that differ succeeded")
+	}
+}
+
+// TestCollectiveLeftovers: a message left over from a collective call
+// that failed on one rank (its peer sent it after the rank had given up)
+// must not be taken by the next call of the same collective, which would
+// return success with the old call's bytes; and the next call drops it.
+func TestCollectiveLeftovers(t *testing.T) {
+	layers := map[string]func(Comm) (Comm, error){
+		"none":     func(c Comm) (Comm, error) { return c, nil },
+		"checksum": func(c Comm) (Comm, error) { return WithChecksum(c) },
+		"merkle":   func(c Comm) (Comm, error) { return WithMerkle(c, Segment(64)) },
+	}
+	for name, layer := range layers {
+		for _, coll := range []string{"bcast", "allgather"} {
+			t.Run(name+"/"+coll, func(t *testing.T) {
+				comms := local(t, 2)
+				for r := range comms {
+					var err error
+					if comms[r], err = layer(comms[r]); err != nil {
+						t.Fatal(err)
+					}
+				}
+				const n = 300
+				run := func(ctx context.Context, c Comm, call int) ([]byte, error) {
+					mine := pattern(n, uint64(10*call+c.Rank()))
+					if coll == "bcast" {
+						if c.Rank() == 0 {
+							return mine, Bcast(ctx, c, 0, mine)
+						}
+						buf := make([]byte, n)
+						return buf, Bcast(ctx, c, 0, buf)
+					}
+					recv := make([]byte, 2*n)
+					return recv, Allgather(ctx, c, mine, recv)
+				}
+				want := func(call int) []byte {
+					if coll == "bcast" {
+						return pattern(n, uint64(10*call))
+					}
+					return append(pattern(n, uint64(10*call)), pattern(n, uint64(10*call+1))...)
+				}
+				// Call 1: rank 1 gives up before rank 0 comes; rank 0's
+				// messages to it are left over (rank 0 may fail too).
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
+				if _, err := run(ctx, comms[1], 1); err == nil {
+					t.Fatal("call 1 on rank 1 alone succeeded")
+				}
+				cancel()
+				ctx, cancel = context.WithTimeout(context.Background(), 300*time.Millisecond)
+				run(ctx, comms[0], 1)
+				cancel()
+				// Call 2, on both: each rank gets call 2's bytes.
+				err := spmd(t, comms, func(ctx context.Context, c Comm) error {
+					got, err := run(ctx, c, 2)
+					if err != nil {
+						return err
+					}
+					if !bytes.Equal(got, want(2)) {
+						return fmt.Errorf("call 2 returned other bytes than were sent in it (call 1's: %v)", bytes.Equal(got, want(1)))
+					}
+					return nil
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				e := comms[1].(engineOf).engine()
+				e.mu.Lock()
+				left := len(e.unexpected)
+				e.mu.Unlock()
+				if left != 0 {
+					t.Errorf("rank 1 still holds %d messages after the next call", left)
+				}
+			})
+		}
 	}
 }

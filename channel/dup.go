@@ -68,3 +68,5 @@ func (d *dup) post(src, tag int, buf []byte) (*recvReq, error) {
 	}
 	return d.e.post(d.ctx, src, int64(tag), buf)
 }
+
+func (d *dup) nextColl() uint32 { return d.e.nextColl(d.ctx) }

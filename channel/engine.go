@@ -52,6 +52,7 @@ type engine struct {
 	eagerIdle  []chan struct{}          // Flush calls waiting for eagerN to be 0
 	eagerErrs  []error                  // eager sends that failed since the last Flush (a few)
 	lost       []error                  // per peer, once it is gone
+	colls      map[uint32]uint32        // per context, the number of the next collective call (coll.go)
 	anyLost    bool
 	closed     bool
 }
@@ -124,6 +125,28 @@ func (e *engine) initState() {
 	e.inflight, e.sends = map[msgKey]*message{}, map[msgKey]*pending{}
 	e.prot, e.parked, e.lost = map[uint32]*protection{}, map[uint32][]parkedFrame{}, make([]error, e.size)
 	e.forgotten = make([]uint64, e.size)
+	e.colls = map[uint32]uint32{}
+}
+
+// nextColl numbers the next collective call on context ctx (coll.go), and
+// drops the messages of earlier calls that came whole with no receive
+// for them: left over from a call that failed, they would be kept until
+// the endpoint closes.
+func (e *engine) nextColl(ctx uint32) uint32 {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	seq := e.colls[ctx]
+	e.colls[ctx] = seq + 1
+	e.unexpected = slices.DeleteFunc(e.unexpected, func(m *message) bool {
+		old, _, ok := collSeq(m.tag)
+		stale := ok && m.ctx == ctx && m.done && m.recv == nil &&
+			(seq-old)&(1<<collSeqBits-1)-1 < 1<<(collSeqBits-1)
+		if stale {
+			e.release(m)
+		}
+		return stale
+	})
+	return seq
 }
 
 func (m *message) matches(ctx uint32, src int, tag int64) bool {

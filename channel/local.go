@@ -216,3 +216,5 @@ func (t *localTx) Close() error {
 	}
 	return nil
 }
+
+func (p *Endpoint) nextColl() uint32 { return p.e.nextColl(0) }

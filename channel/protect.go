@@ -174,9 +174,10 @@ func (l *layer) reserved() Comm {
 	return &q
 }
 
-func (l *layer) engine() *engine { return l.e }
-func (l *layer) Rank() int       { return l.e.rank }
-func (l *layer) Size() int       { return l.e.size }
+func (l *layer) engine() *engine  { return l.e }
+func (l *layer) nextColl() uint32 { return l.e.nextColl(l.ctx) }
+func (l *layer) Rank() int        { return l.e.rank }
+func (l *layer) Size() int        { return l.e.size }
 
 func (l *layer) Send(ctx context.Context, dst, tag int, data []byte) error {
 	if err := checkSend(l, dst, tag, l.sys); err != nil {
