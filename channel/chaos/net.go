@@ -11,6 +11,7 @@ import (
 	"net"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sigcheck/sigcheck/channel"
@@ -94,8 +95,16 @@ type inNet struct {
 
 type link struct {
 	mu     sync.Mutex // held while a frame is delivered: the link's order
-	broken error
-	held   *frame // a frame waiting for the next one (Reorder)
+	held   *frame     // a frame waiting for the next one (Reorder)
+	broken atomic.Pointer[error]
+}
+
+// brokenBy returns why the link broke, or nil.
+func (l *link) brokenBy() error {
+	if p := l.broken.Load(); p != nil {
+		return *p
+	}
+	return nil
 }
 
 type frame struct {
@@ -125,8 +134,8 @@ func (t *inTx) Send(ctx context.Context, dst int, h channel.Header, p []byte) er
 	l := n.link(src, dst)
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.broken != nil {
-		return &channel.PeerError{Rank: dst, Err: l.broken}
+	if err := l.brokenBy(); err != nil {
+		return &channel.PeerError{Rank: dst, Err: err}
 	}
 	out := []frame{{h, p}}
 	justHeld := false
@@ -137,7 +146,7 @@ func (t *inTx) Send(ctx context.Context, dst int, h channel.Header, p []byte) er
 				continue
 			}
 			if len(p) == 0 {
-				return n.breakLink(l, src, dst, errors.New("frame header corrupted (its check failed)"))
+				return n.breakLink(src, dst, errors.New("frame header corrupted (its check failed)"))
 			}
 			out[0].p = flipBit(out[0].p, int(h.ID)+h.Plen)
 		case Drop:
@@ -166,14 +175,14 @@ func (t *inTx) Send(ctx context.Context, dst int, h channel.Header, p []byte) er
 		l.held = nil
 	}
 	for _, f := range out {
-		if err := n.deliver(l, src, dst, f); err != nil {
+		if err := n.deliver(src, dst, f); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (n *inNet) deliver(l *link, src, dst int, f frame) error {
+func (n *inNet) deliver(src, dst int, f frame) error {
 	p := f.p
 	err := n.frames[dst].Deliver(src, f.h, func(b []byte) error {
 		if len(p) < len(b) {
@@ -183,31 +192,26 @@ func (n *inNet) deliver(l *link, src, dst int, f frame) error {
 		return nil
 	})
 	if err != nil {
-		return n.breakLink(l, src, dst, err)
+		return n.breakLink(src, dst, err)
 	}
 	return nil
 }
 
-// breakLink breaks the link both ways and tells both ends. Under l.mu.
-func (n *inNet) breakLink(l *link, src, dst int, err error) error {
-	l.broken = err
-	back := n.link(dst, src)
-	if back != l {
-		back.mu.Lock()
-		back.broken = err
-		back.mu.Unlock()
-	}
+// breakLink breaks the link both ways and tells both ends. It takes no
+// link's lock: it runs under the lock of the link it found broken, and
+// two of them, breaking the two directions at once and each waiting for
+// the other's lock, hung the campaign (CI, once in a thousand schedules).
+func (n *inNet) breakLink(src, dst int, err error) error {
+	n.link(src, dst).broken.CompareAndSwap(nil, &err)
+	n.link(dst, src).broken.CompareAndSwap(nil, &err)
 	n.frames[dst].Lost(src, err)
 	n.frames[src].Lost(dst, err)
 	return &channel.PeerError{Rank: dst, Err: err}
 }
 
 func (t *inTx) Abort(peer int, err error) {
-	l := t.net.link(t.rank, peer)
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.broken == nil {
-		t.net.breakLink(l, t.rank, peer, err)
+	if t.net.link(t.rank, peer).brokenBy() == nil {
+		t.net.breakLink(t.rank, peer, err)
 	}
 }
 
@@ -221,8 +225,8 @@ func (t *inTx) Close() error {
 }
 
 // newInProcess returns the p endpoints of an in-process job over faulty
-// links.
-func newInProcess(p int, in *injector, opts ...channel.TransportOption) ([]*channel.Endpoint, error) {
+// links, and the links.
+func newInProcess(p int, in *injector, opts ...channel.TransportOption) ([]*channel.Endpoint, *inNet, error) {
 	n := &inNet{in: in, frames: make([]channel.Frames, p), links: map[[2]int]*link{}}
 	eps := make([]*channel.Endpoint, p)
 	for r := range p {
@@ -231,11 +235,11 @@ func newInProcess(p int, in *injector, opts ...channel.TransportOption) ([]*chan
 			return &inTx{net: n, rank: r}, nil
 		}, opts...)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		eps[r] = ep
 	}
-	return eps, nil
+	return eps, n, nil
 }
 
 // proxy stands between the ranks of a TCP job: every connection a rank

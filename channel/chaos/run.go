@@ -75,7 +75,7 @@ func Run(s Schedule, openers bool) (res Result) {
 	if s.Transport == "tcp" {
 		eps, px, err = newTCP(ctx, s.P, s.Strangers, in, channel.WithProbe(2*probe))
 	} else {
-		eps, err = newInProcess(s.P, in, opts...)
+		eps, _, err = newInProcess(s.P, in, opts...)
 	}
 	if err != nil {
 		res.Hang = fmt.Sprintf("the job did not form: %v", err)
