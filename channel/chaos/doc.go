@@ -22,6 +22,9 @@
 // its connection, since on a byte stream nothing else can cut one.
 //
 // go test runs a short campaign (about a thousand schedules); a long one
-// is go test ./channel/chaos -run Campaign -chaos.n 100000 -timeout 0,
-// and -chaos.seed replays one schedule.
+// is go test ./channel/chaos -run Campaign -chaos.n 100000 -timeout 0
+// -chaos.budget 0, which several processes can share (-chaos.from, the
+// first seed of each). Every bad schedule is reported with its seed (up
+// to 20), a hang with the stacks of the channel's goroutines, and
+// -chaos.seed replays one schedule.
 package chaos
