@@ -53,6 +53,8 @@ type engine struct {
 	eagerErrs  []error                  // eager sends that failed since the last Flush (a few)
 	lost       []error                  // per peer, once it is gone
 	colls      map[uint32]uint32        // per context, the number of the next collective call (coll.go)
+	seqOut     map[peerCtx]uint32       // per destination and protected context, the Seq of the next message (order.go)
+	orders     map[peerCtx]*order       // per source and protected context, the order of its messages (order.go)
 	anyLost    bool
 	closed     bool
 }
@@ -126,6 +128,7 @@ func (e *engine) initState() {
 	e.prot, e.parked, e.lost = map[uint32]*protection{}, map[uint32][]parkedFrame{}, make([]error, e.size)
 	e.forgotten = make([]uint64, e.size)
 	e.colls = map[uint32]uint32{}
+	e.seqOut, e.orders = map[peerCtx]uint32{}, map[peerCtx]*order{}
 }
 
 // nextColl numbers the next collective call on context ctx (coll.go), and
@@ -340,9 +343,10 @@ func (e *engine) arriveData(src int, h wire.Header, fill func([]byte) error) err
 			g.needStamp = stamped && !m.stamp.ok
 			m.g = g
 		}
-		e.bind(m)
-		if m.g != nil {
-			m.g.startTree(m)
+		if m.g == nil {
+			e.bind(m)
+		} else {
+			e.takeTurn(src, m, h.Seq) // bound in its sender's order (order.go)
 		}
 		e.inflight[k] = m
 	case wire.KindData:
@@ -692,6 +696,7 @@ func (e *engine) lose(peer int, err error) {
 	}
 	e.lost[peer] = err
 	e.anyLost = true
+	e.dropOrders(peer)
 	pe := &PeerError{Rank: peer, Err: err}
 	e.posted = slices.DeleteFunc(e.posted, func(r *recvReq) bool {
 		if r.src == peer || r.src == AnySource {
@@ -834,7 +839,7 @@ func (e *engine) frame(ctx context.Context, dst int, h *wire.Header, p []byte) e
 func (e *engine) abandon(dst int, h *wire.Header) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	a := wire.Header{Kind: wire.KindAbort, Ctx: h.Ctx, Tag: h.Tag, ID: h.ID, Total: h.Total, Sum: xxh3.Hash(nil)}
+	a := wire.Header{Kind: wire.KindAbort, Ctx: h.Ctx, Tag: h.Tag, ID: h.ID, Total: h.Total, Seq: h.Seq, Sum: xxh3.Hash(nil)}
 	e.frame(ctx, dst, &a, nil)
 }
 

@@ -496,10 +496,16 @@ func (e *engine) sendProtected(ctx context.Context, p *protection, ctxID uint32,
 	s.eager = eager // its bytes are counted in eagerBytes
 	e.mu.Lock()
 	e.sends[k] = ps
+	s.h.Seq = e.nextSeq(dst, ctxID)
 	e.mu.Unlock()
 	err := e.sendStamp(ctx, dst, &s.h, stamp)
 	if err == nil {
 		err = s.transmit(ctx)
+	}
+	if err != nil && !errors.Is(err, ErrPeerLost) {
+		// Its opener may not have gone: the receiver, which matches this
+		// sender's messages in order, is told to pass over it.
+		e.abandon(dst, &s.h)
 	}
 	if err == nil && eager {
 		// Until Send returns, the caller's buffer serves any repair; the
@@ -715,7 +721,7 @@ func (s *sender) stampFlag() byte {
 }
 
 func (s *sender) ctlHeader(kind byte) wire.Header {
-	return wire.Header{Kind: kind, Ctx: s.h.Ctx, Tag: s.h.Tag, ID: s.h.ID, Total: s.h.Total}
+	return wire.Header{Kind: kind, Ctx: s.h.Ctx, Tag: s.h.Tag, ID: s.h.ID, Total: s.h.Total, Seq: s.h.Seq}
 }
 
 // control sends a control frame, remembered for KindAgain if keep.
@@ -984,11 +990,22 @@ func (e *engine) arriveControl(src int, h wire.Header, payload []byte, ok bool) 
 		return nil
 	}
 	m := e.inflight[k]
+	if m == nil && h.Kind == wire.KindAbort {
+		if w := e.opened(src); h.ID > e.forgotten[src] && h.ID >= w.base && !w.seen(h.ID) {
+			e.passOver(src, h) // abandoned before its opener came: the next ones go on
+		}
+		return nil
+	}
 	if m == nil {
 		if h.Kind == wire.KindAgain {
 			if v, ok := e.recentVerdict(k); ok { // the verdict came corrupted after all
 				e.ctl.push(v.dst, v.h, v.payload)
-			} else if w := e.opened(src); h.ID > e.forgotten[src] && h.ID >= w.base && h.ID > w.max {
+			} else if w := e.opened(src); h.ID > e.forgotten[src] && h.ID >= w.base && !w.seen(h.ID) && e.awaited(src, h) {
+				// A probe about a message whose opener was lost, and
+				// which later ones wait for (order): sent again, it is
+				// matched in its place.
+				e.ctl.push(src, wire.Header{Kind: wire.KindVerdict, Ctx: h.Ctx, Tag: h.Tag, ID: h.ID, Total: h.Total}, unknownVerdict)
+			} else if h.ID > e.forgotten[src] && h.ID >= w.base && h.ID > w.max {
 				// A probe about a message this rank never opened (it
 				// would remember it: no later one of src's has been
 				// forgotten) and after the last it opened: its first

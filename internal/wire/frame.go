@@ -26,7 +26,7 @@ var (
 //	2   flags: the checksum algorithm of a checksum-protected data frame, else 0
 //	4   payload length
 //	8   context: which communicator (0 for the world, others for layers)
-//	12  reserved (0)
+//	12  sequence of a protected message (opener, abort, probe), per sender, receiver and context; else 0
 //	16  tag
 //	24  message id: per sender, increasing
 //	32  offset of the payload in the message (for parity: its shard)
@@ -79,6 +79,11 @@ type Header struct {
 	Total  int64
 	Sum    uint64 // payload check, where the kind has one
 	Flags  byte   // data frames of checksum protection: the algorithm
+	// Seq numbers a sender's protected messages to one rank on one
+	// context, in the order they were sent (openers and aborts): the
+	// receiver matches them in that order even when an opener is lost
+	// and comes again after later messages.
+	Seq uint32
 }
 
 // Put writes h into b[:HeaderSize], with its header check.
@@ -90,6 +95,7 @@ func (h *Header) Put(b []byte) {
 	b[2] = h.Flags
 	binary.LittleEndian.PutUint32(b[4:], uint32(h.Plen))
 	binary.LittleEndian.PutUint32(b[8:], h.Ctx)
+	binary.LittleEndian.PutUint32(b[12:], h.Seq)
 	binary.LittleEndian.PutUint64(b[16:], uint64(h.Tag))
 	binary.LittleEndian.PutUint64(b[24:], h.ID)
 	binary.LittleEndian.PutUint64(b[32:], uint64(h.Offset))
@@ -113,6 +119,7 @@ func ParseHeader(b []byte) (Header, error) {
 		Total:  int64(binary.LittleEndian.Uint64(b[40:])),
 		Sum:    binary.LittleEndian.Uint64(b[48:]),
 		Flags:  b[2],
+		Seq:    binary.LittleEndian.Uint32(b[12:]),
 	}
 	bad := func(format string, args ...any) (Header, error) {
 		return Header{}, fmt.Errorf("%w: frame: %s", ErrProtocol, fmt.Sprintf(format, args...))
@@ -122,7 +129,7 @@ func ParseHeader(b []byte) (Header, error) {
 		return bad("header check mismatch (corrupted header)")
 	case b[0] != frameVersion:
 		return bad("version %d, this build speaks %d", b[0], frameVersion)
-	case b[3] != 0 || binary.LittleEndian.Uint32(b[12:]) != 0:
+	case b[3] != 0:
 		return bad("reserved bytes set")
 	}
 	if err := h.Check(); err != nil {

@@ -1,0 +1,165 @@
+package channel_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/leanovate/gopter"
+	"github.com/leanovate/gopter/gen"
+	"github.com/leanovate/gopter/prop"
+
+	"github.com/sigcheck/sigcheck/channel"
+)
+
+// lossyNet delivers frames in process, in the sender's goroutine, except
+// the opening frames a test picks: those it drops (once) or holds back
+// until the link's next frame has gone (a reorder).
+type lossyNet struct {
+	frames  []channel.Frames
+	mu      sync.Mutex
+	links   map[[2]int]*sync.Mutex
+	openers int            // openers seen from rank 0 to rank 1
+	fate    map[int]string // by opener number: "drop" or "hold"
+	held    map[[2]int]*heldFrame
+}
+
+type heldFrame struct {
+	h channel.Header
+	p []byte
+}
+
+type lossyTx struct {
+	n    *lossyNet
+	rank int
+}
+
+func (t *lossyTx) Send(ctx context.Context, dst int, h channel.Header, p []byte) error {
+	n := t.n
+	n.mu.Lock()
+	l := n.links[[2]int{t.rank, dst}]
+	if l == nil {
+		l = &sync.Mutex{}
+		n.links[[2]int{t.rank, dst}] = l
+	}
+	fate := ""
+	if t.rank == 0 && dst == 1 && h.Kind == 1 { // wire.KindMsg: an opener
+		fate = n.fate[n.openers]
+		delete(n.fate, n.openers) // a resent opener goes through
+		n.openers++
+	}
+	n.mu.Unlock()
+	l.Lock()
+	defer l.Unlock()
+	out := []heldFrame{{h, bytes.Clone(p)}}
+	switch fate {
+	case "drop":
+		return nil
+	case "hold":
+		n.mu.Lock()
+		if n.held[[2]int{t.rank, dst}] == nil {
+			n.held[[2]int{t.rank, dst}] = &out[0]
+			out = nil
+		}
+		n.mu.Unlock()
+	}
+	n.mu.Lock()
+	if hf := n.held[[2]int{t.rank, dst}]; hf != nil && out != nil {
+		out = append(out, *hf)
+		delete(n.held, [2]int{t.rank, dst})
+	}
+	n.mu.Unlock()
+	for _, f := range out {
+		q := f.p
+		err := n.frames[dst].Deliver(t.rank, f.h, func(b []byte) error {
+			q = q[copy(b, q):]
+			return nil
+		})
+		if err != nil {
+			n.frames[dst].Lost(t.rank, err)
+			n.frames[t.rank].Lost(dst, err)
+			return err
+		}
+	}
+	return nil
+}
+
+func (t *lossyTx) Abort(peer int, err error) {}
+func (t *lossyTx) Close() error              { return nil }
+
+// TestOrderAfterLostOpeners: whichever openers of a run of small protected
+// messages (one frame each) are lost or overtaken by the next frame, the
+// receiver matches the messages in the order they were sent — the lost
+// ones come again after the sender's probe, and those behind them wait.
+func TestOrderAfterLostOpeners(t *testing.T) {
+	type run struct {
+		N     int
+		Fates []int // per opener: 0 through, 1 dropped, 2 held back
+		Merk  bool
+	}
+	g := gopter.CombineGens(gen.IntRange(2, 8), gen.SliceOfN(8, gen.IntRange(0, 2)), gen.Bool()).
+		Map(func(v []any) run { return run{v[0].(int), v[1].([]int), v[2].(bool)} })
+	p := gopter.DefaultTestParametersWithSeed(1)
+	p.MinSuccessfulTests = 60
+	if testing.Short() {
+		p.MinSuccessfulTests = 12
+	}
+	props := gopter.NewProperties(p)
+	props.Property("messages are matched in the order sent", prop.ForAll(func(r run) string {
+		n := &lossyNet{links: map[[2]int]*sync.Mutex{}, fate: map[int]string{}, held: map[[2]int]*heldFrame{}}
+		for i, f := range r.Fates[:r.N] {
+			switch f {
+			case 1:
+				n.fate[i] = "drop"
+			case 2:
+				n.fate[i] = "hold"
+			}
+		}
+		n.frames = make([]channel.Frames, 2)
+		comms := make([]channel.Comm, 2)
+		for rank := range 2 {
+			ep, err := channel.NewEndpoint(rank, 2, func(f channel.Frames) (channel.Transport, error) {
+				n.frames[rank] = f
+				return &lossyTx{n, rank}, nil
+			}, channel.WithProbe(5*time.Millisecond))
+			if err != nil {
+				return err.Error()
+			}
+			defer ep.Close()
+			if r.Merk {
+				comms[rank], err = channel.WithMerkle(ep)
+			} else {
+				comms[rank], err = channel.WithChecksum(ep)
+			}
+			if err != nil {
+				return err.Error()
+			}
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		msg := func(i int) []byte { return bytes.Repeat([]byte{byte(i + 1)}, 10+i) }
+		for i := range r.N {
+			if err := comms[0].Send(ctx, 1, 7, msg(i)); err != nil {
+				return fmt.Sprintf("%+v: send %d: %v", r, i, err)
+			}
+		}
+		for i := range r.N {
+			buf := make([]byte, 64)
+			st, err := comms[1].Recv(ctx, 0, 7, buf)
+			if err != nil {
+				return fmt.Sprintf("%+v: receive %d: %v", r, i, err)
+			}
+			if !bytes.Equal(buf[:st.Len], msg(i)) {
+				return fmt.Sprintf("%+v: receive %d got message %d", r, i, int(buf[0])-1)
+			}
+		}
+		if err := channel.Flush(ctx, comms[0]); err != nil {
+			return fmt.Sprintf("%+v: flush: %v", r, err)
+		}
+		return ""
+	}, g))
+	props.TestingRun(t)
+}
