@@ -15,7 +15,7 @@ var (
 	tcpFlag  = flag.Bool("chaos.tcp", true, "draw TCP jobs too (a proxy on loopback between the ranks)")
 	budget   = flag.Duration("chaos.budget", 6*time.Minute, "draw no new schedule after this long (0: no limit), so that go test stays within its timeout on a slow machine")
 	vFlag    = flag.Bool("chaos.v", false, "print every error an operation returns")
-	openFlag = flag.Bool("chaos.openers", false, "let drops and reorders hit the first frame of a message (a known limit: see the package doc)")
+	openFlag = flag.Bool("chaos.openers", true, "let drops and reorders hit the first frame of a message (false: spare it, as campaigns did before the channel kept order after a lost opener)")
 )
 
 // TestCampaign runs the campaign and fails on every schedule that hangs,

@@ -26,10 +26,9 @@ type injector struct {
 	seen   map[[3]int]int // (src, dst, control) → frames so far
 	hits   [kinds]int
 	// openers says whether drops and reorders may hit the frame that
-	// opens a message. When one does, the messages of a link are no longer
-	// matched in the order sent (a lost opener comes again after later
-	// messages): a known limit of the channel (see the package doc), so
-	// the short campaign spares those frames.
+	// opens a message (they do unless -chaos.openers=false): a lost opener
+	// comes again after later messages, and the channel must still match
+	// them in the order sent (channel/order.go).
 	openers bool
 }
 
