@@ -82,6 +82,7 @@ type message struct {
 	stamp   stamp      // its datatype stamp, if the sender gave one (Typed)
 	done    bool       // whole, and verified if protected
 	err     error      // why it could not be delivered
+	filling bool       // a transport writes a frame into own: who drops the message leaves own to it (arriveData)
 }
 
 // stamp is a message's datatype stamp as it arrived (Typed).
@@ -368,6 +369,7 @@ func (e *engine) arriveData(src int, h wire.Header, fill func([]byte) error) err
 		dst = m.recv.buf[h.Offset : h.Offset+int64(h.Plen)]
 		m.writing.Lock()
 	}
+	m.filling = true
 	e.mu.Unlock()
 
 	var err error
@@ -393,12 +395,19 @@ func (e *engine) arriveData(src int, h wire.Header, fill func([]byte) error) err
 	if direct {
 		m.writing.Unlock()
 	}
-	if err != nil {
-		return err
-	}
 
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	m.filling = false
+	if e.inflight[msgKey{src, h.ID}] != m {
+		// Dropped while the frame came (its peer lost, or abandoned): its
+		// buffer was left to this goroutine, which was writing it.
+		e.release(m)
+		return err
+	}
+	if err != nil {
+		return err
+	}
 	m.got += int64(h.Plen)
 	if m.got == m.total {
 		if m.g == nil || m.discard {
@@ -711,7 +720,9 @@ func (e *engine) lose(peer int, err error) {
 		}
 		delete(e.inflight, k)
 		e.dropUnexpected(m)
-		e.release(m)
+		if !m.filling { // else the goroutine writing it releases it (arriveData)
+			e.release(m)
+		}
 		if m.recv != nil {
 			m.recv.finish(nil, pe)
 		}

@@ -206,7 +206,7 @@ func (e *engine) dropOrders(peer int) {
 			o.timer.Stop()
 		}
 		for _, m := range o.held {
-			if m != nil {
+			if m != nil && !m.filling { // else the goroutine writing it releases it (arriveData)
 				e.release(m)
 			}
 		}

@@ -3,6 +3,7 @@ package channel_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -162,4 +163,72 @@ func TestOrderAfterLostOpeners(t *testing.T) {
 		return ""
 	}, g))
 	props.TestingRun(t)
+}
+
+// stallTx delivers in process; the test holds the payload of one frame
+// half written.
+type stallTx struct {
+	frames []channel.Frames
+	rank   int
+	stall  func(h channel.Header) bool
+	in     chan struct{} // a stalled frame is half written
+	out    chan struct{} // and may go on
+}
+
+func (t *stallTx) Send(ctx context.Context, dst int, h channel.Header, p []byte) error {
+	stall := t.stall(h)
+	return t.frames[dst].Deliver(t.rank, h, func(b []byte) error {
+		if stall && len(p) > 1 {
+			b[0] = p[0]
+			t.in <- struct{}{}
+			<-t.out
+		}
+		copy(b, p)
+		p = p[len(b):]
+		return nil
+	})
+}
+
+func (t *stallTx) Abort(peer int, err error) {}
+func (t *stallTx) Close() error              { return nil }
+
+// TestPeerLostWhileFrameComes: the link to a peer is reported lost while
+// a frame of its message, which no receive has taken yet, is being
+// written into the message's own buffer. The buffer stays the writer's
+// until it is done (no panic, no write into freed memory), and the
+// receive fails with the peer lost.
+func TestPeerLostWhileFrameComes(t *testing.T) {
+	frames := make([]channel.Frames, 2)
+	tx := &stallTx{frames: frames, in: make(chan struct{}), out: make(chan struct{}),
+		stall: func(h channel.Header) bool { return h.Kind == 2 }} // the second frame: wire.KindData
+	comms := make([]channel.Comm, 2)
+	for rank := range 2 {
+		ep, err := channel.NewEndpoint(rank, 2, func(f channel.Frames) (channel.Transport, error) {
+			frames[rank] = f
+			if rank == 0 {
+				t := *tx
+				t.rank = 0
+				return &t, nil
+			}
+			return &stallTx{frames: frames, rank: 1, stall: func(channel.Header) bool { return false }}, nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ep.Close()
+		if comms[rank], err = channel.WithChecksum(ep, channel.Chunk(1024)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	sent := make(chan error, 1)
+	go func() { sent <- comms[0].Send(ctx, 1, 1, bytes.Repeat([]byte("abcdefgh"), 512)) }()
+	<-tx.in // the second frame is half written into the message's own buffer
+	frames[1].Lost(0, errors.New("the test cut the link"))
+	close(tx.out)
+	<-sent
+	if _, err := comms[1].Recv(ctx, 0, 1, make([]byte, 4096)); !errors.Is(err, channel.ErrPeerLost) {
+		t.Fatalf("receive after the peer was lost: %v", err)
+	}
 }
