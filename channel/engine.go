@@ -100,6 +100,7 @@ type recvReq struct {
 	finished bool
 	msg      *message
 	err      error
+	wake     atomic.Pointer[func()] // cuts short the wait of the goroutine reading for it (progresser)
 }
 
 // newEngine returns a rank's engine. inline says that the transport
@@ -173,6 +174,9 @@ func (r *recvReq) finish(m *message, err error) {
 	}
 	r.finished, r.msg, r.err = true, m, err
 	close(r.ready)
+	if w := r.wake.Load(); w != nil {
+		(*w)() // finished from elsewhere (a peer lost, a held message bound late)
+	}
 }
 
 // arrive takes one frame from src. fill reads the frame's payload: called
@@ -592,13 +596,27 @@ func (e *engine) postLocked(ctxID uint32, src int, tag int64, buf []byte) (r *re
 // wait waits for a posted receive and returns what it got.
 func (e *engine) wait(ctx context.Context, r *recvReq) (Status, stamp, error) {
 	buf := r.buf
+	p, _ := e.tx.(progresser)
+	if p != nil && r.src != AnySource && r.src != e.rank && p.progress(ctx, r.src, r.ready, &r.wake) {
+		p = nil // it read for itself, and is done
+	}
+	if p != nil {
+		p.waiting(r.src, 1)
+	}
 	select {
 	case <-r.ready:
 	case <-ctx.Done():
-		if e.cancel(r) {
+		if !e.cancel(r) {
+			<-r.ready // finished meanwhile
+		} else {
+			if p != nil {
+				p.waiting(r.src, -1)
+			}
 			return Status{}, stamp{}, ctx.Err()
 		}
-		<-r.ready // finished meanwhile
+	}
+	if p != nil {
+		p.waiting(r.src, -1)
 	}
 	if r.err != nil {
 		return Status{}, stamp{}, r.err

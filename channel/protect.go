@@ -606,6 +606,10 @@ func Flush(ctx context.Context, c Comm) error {
 	}
 	e.mu.Unlock()
 	if idle != nil {
+		if p, ok := e.tx.(progresser); ok {
+			p.waiting(AnySource, 1) // the verdicts are read as they come
+			defer p.waiting(AnySource, -1)
+		}
 		select {
 		case <-idle:
 		case <-ctx.Done():
@@ -753,6 +757,10 @@ func (s *sender) merkleTree() *tree.Tree {
 // The exchanges are bounded, so that a link that corrupts everything
 // ends in ErrCorrupted, never in an endless conversation.
 func (s *sender) await(ctx context.Context, ps *pending) error {
+	if p, ok := s.e.tx.(progresser); ok {
+		p.waiting(s.dst, 1) // the receiver's word is read as it comes
+		defer p.waiting(s.dst, -1)
+	}
 	limit := 64 + 8*s.p.rounds
 	if s.p.mode == modeMerkle {
 		limit += 4 * treeDepth(int64(len(s.data)), s.p.seg) * s.p.rounds

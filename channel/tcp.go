@@ -9,6 +9,7 @@ import (
 	"net"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sigcheck/sigcheck/internal/wire"
@@ -101,6 +102,8 @@ type tcpTx struct {
 	mu    sync.Mutex
 	conns []*tcpConn
 	wg    sync.WaitGroup // reader goroutines
+
+	anyWaiters atomic.Int32 // goroutines waiting for frames of any peer (progresser)
 }
 
 const sockBuf = 4 << 20
@@ -120,6 +123,15 @@ type tcpConn struct {
 	// from cbuf (under wmu).
 	try  *tryWriter
 	cbuf []byte
+	rd   linkRead // who reads it, and how (tcpread.go)
+}
+
+// close closes the connection, once.
+func (tc *tcpConn) close() {
+	tc.once.Do(func() {
+		tc.c.Close()
+		close(tc.rd.dead)
+	})
 }
 
 // deadline returns when a handshake begun now must be over.
@@ -387,6 +399,7 @@ func (t *tcpTx) attach(r int, c net.Conn, link []byte) {
 	}
 	pr := newPollReader(c)
 	tc := &tcpConn{c: c, r: pr, br: bufio.NewReaderSize(pr, 64<<10), link: link, try: newTryWriter(c)}
+	tc.initRead()
 	t.mu.Lock()
 	t.conns[r] = tc
 	t.mu.Unlock()
@@ -407,44 +420,9 @@ func (t *tcpTx) conn(r int) *tcpConn {
 	return t.conns[r]
 }
 
-// readLoop hands every frame from rank r to the engine, reading payloads
-// straight into their destination; anything malformed drops the link.
-func (t *tcpTx) readLoop(r int, tc *tcpConn) {
-	var hb [wire.HeaderSize]byte
-	// Payloads come from what the header's read brought into the buffer,
-	// then straight from the socket into their destination: through the
-	// buffer they would be copied once more, whatever size the engine
-	// reads them in.
-	fill := func(b []byte) error {
-		n := 0
-		if k := tc.br.Buffered(); k > 0 {
-			n, _ = tc.br.Read(b[:min(k, len(b))]) // a copy, no system call
-		}
-		if n < len(b) {
-			_, err := io.ReadFull(tc.r, b[n:])
-			return err
-		}
-		return nil
-	}
-	for {
-		if _, err := io.ReadFull(tc.br, hb[:]); err != nil {
-			t.fail(r, tc, err)
-			return
-		}
-		h, err := wire.ParseHeader(hb[:])
-		if err == nil {
-			err = t.f.Deliver(r, h, fill)
-		}
-		if err != nil {
-			t.fail(r, tc, err)
-			return
-		}
-	}
-}
-
 // fail closes the link to r and tells the engine.
 func (t *tcpTx) fail(r int, tc *tcpConn, err error) {
-	tc.once.Do(func() { tc.c.Close() })
+	tc.close()
 	if errors.Is(err, io.EOF) {
 		err = errors.New("connection closed")
 	}
@@ -540,7 +518,7 @@ func (t *tcpTx) Close() error {
 	t.mu.Unlock()
 	for _, tc := range conns {
 		if tc != nil {
-			tc.once.Do(func() { tc.c.Close() })
+			tc.close()
 		}
 	}
 	t.wg.Wait()

@@ -1,0 +1,307 @@
+package channel
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/sigcheck/sigcheck/internal/wire"
+)
+
+// Reading a link. A receive that waits for a frame from one peer reads
+// that peer's socket itself, as a plain blocking Read would and as MPI's
+// progress engine does inside MPI_Recv: the runtime's poller wakes the
+// goroutine that wants the frame, which parses it, matches it and
+// returns. Handed from a reader goroutine instead, every message costs a
+// goroutine switch and, with a spare processor, a thread woken to take
+// it (wakep): on two cores shared by two ranks, that thread runs where
+// the other rank should, and a one-byte one-way trip took 20 µs instead
+// of the 4 µs of a plain Go ping-pong.
+//
+// A link has one read token (tcpConn.tok): whoever holds it reads whole
+// frames and delivers them to the engine, whatever receive they are for.
+// The link's own goroutine (readLoop) holds it when no receive does —
+// for frames nobody waits for yet: a message whose receive comes later,
+// an eager send's verdict — but only once the link has gone unread for
+// takeover (up to maxTakeover while receives keep reading it), or at
+// once when a goroutine waits for its frames without
+// reading them (a receive from AnySource, a protected send awaiting its
+// verdict, Flush: waiting). A receive that finds the link's goroutine
+// holding the token asks for it (yield) and gets it at the next frame
+// boundary; one that finds another receive holding it waits as before,
+// since that receive delivers every frame of the link.
+//
+// A wait is cut only between frames: a deadline (the receive's context,
+// a yield, the receive finished by another goroutine) is set on the
+// socket while its holder waits for a header, never while a payload is
+// read, so no frame is ever half read by one goroutine and half by
+// another; a header begun by one is finished by the next (hb, hn).
+
+// takeover is how long a link goes unread by receives before its own
+// goroutine reads it: long enough that a rank in a ping-pong keeps
+// reading for itself from one receive to the next, short enough that a
+// frame nobody waits for is taken soon and the peer's writes never stall
+// on a full socket for long.
+const takeover = time.Millisecond
+
+// maxTakeover bounds how long the link's goroutine sleeps while receives
+// keep reading the link (its wait doubles from takeover each time it
+// finds them at it): a rank in a long ping-pong wakes it some 30 times a
+// second, and a frame nobody waits for once they stop is read within
+// this.
+const maxTakeover = 32 * time.Millisecond
+
+// progresser is a Transport whose links can be read by the goroutine that
+// waits for their frames (tcpTx).
+type progresser interface {
+	// progress reads src's frames on the calling goroutine until done is
+	// closed or ctx is done, and reports whether it did; false: another
+	// goroutine reads them, and delivers the caller's too. wake is set,
+	// while it reads, to what cuts its wait for a frame short (recvReq).
+	progress(ctx context.Context, src int, done <-chan struct{}, wake *atomic.Pointer[func()]) bool
+	// waiting says that a goroutine starts (n = 1) or stops (n = -1)
+	// waiting for frames of src (AnySource: of any peer) without reading
+	// them: the links' own goroutines then read them at once.
+	waiting(src, n int)
+}
+
+// linkRead is a link's read side.
+type linkRead struct {
+	tok   chan struct{} // the read token: held while full
+	hb    [wire.HeaderSize]byte
+	hn    int                // bytes of hb read so far (a header begun by the previous holder)
+	fill  func([]byte) error // reads a payload: made once
+	cutFn func()             // cut, made once (a method value allocates)
+
+	mu       sync.Mutex // what follows
+	inHeader bool       // the holder waits for a header: a deadline may cut the wait
+	cutting  bool       // a deadline is set on the socket to cut it
+	bg       bool       // the link's goroutine holds the token
+	yield    bool       // a receive wants the token from the link's goroutine
+
+	kick     chan struct{} // wakes the link's goroutine to read now
+	dead     chan struct{} // closed when the connection is
+	waiters  atomic.Int32  // goroutines waiting for this link's frames without reading it
+	lastUser atomic.Int64  // when a receive last gave the token back (UnixNano)
+}
+
+func (tc *tcpConn) initRead() {
+	lr := &tc.rd
+	lr.tok = make(chan struct{}, 1)
+	lr.kick = make(chan struct{}, 1)
+	lr.dead = make(chan struct{})
+	lr.cutFn = tc.cut
+	lr.fill = func(b []byte) error {
+		// A payload comes from what the header's read brought into the
+		// buffer, then straight from the socket into its destination.
+		n := 0
+		if k := tc.br.Buffered(); k > 0 {
+			n, _ = tc.br.Read(b[:min(k, len(b))]) // a copy, no system call
+		}
+		if n < len(b) {
+			_, err := io.ReadFull(tc.r, b[n:])
+			return err
+		}
+		return nil
+	}
+}
+
+// cut cuts the token holder's wait for a header short, if it is waiting
+// for one (a payload is never cut).
+func (tc *tcpConn) cut() {
+	lr := &tc.rd
+	lr.mu.Lock()
+	if lr.inHeader && !lr.cutting {
+		lr.cutting = true
+		tc.c.SetReadDeadline(time.Unix(1, 0))
+	}
+	lr.mu.Unlock()
+}
+
+func (lr *linkRead) kickNow() {
+	select {
+	case lr.kick <- struct{}{}:
+	default:
+	}
+}
+
+// readFrames reads and delivers r's frames, holding the token, until stop
+// (asked under lr.mu at every frame boundary) says to give the token
+// back. An error is the link's: it is then lost.
+func (t *tcpTx) readFrames(r int, tc *tcpConn, stop func() bool) error {
+	lr := &tc.rd
+	for {
+		lr.mu.Lock()
+		if stop() {
+			lr.mu.Unlock()
+			return nil
+		}
+		lr.inHeader = true
+		lr.mu.Unlock()
+		var err error
+		for lr.hn < len(lr.hb) && err == nil {
+			var n int
+			n, err = tc.br.Read(lr.hb[lr.hn:])
+			lr.hn += n
+		}
+		lr.mu.Lock()
+		lr.inHeader = false
+		cut := lr.cutting
+		if cut {
+			lr.cutting = false
+			tc.c.SetReadDeadline(time.Time{})
+		}
+		lr.mu.Unlock()
+		if err != nil {
+			if cut && errors.Is(err, os.ErrDeadlineExceeded) {
+				continue // cut short: stop says why
+			}
+			return err
+		}
+		lr.hn = 0
+		h, err := wire.ParseHeader(lr.hb[:])
+		if err == nil {
+			err = t.f.Deliver(r, h, lr.fill)
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// readLoop is the link's own goroutine: it reads the link whenever no
+// receive does (see takeover), until the connection is gone.
+func (t *tcpTx) readLoop(r int, tc *tcpConn) {
+	lr := &tc.rd
+	timer := time.NewTimer(takeover)
+	defer timer.Stop()
+	kicked := true
+	wait := takeover // doubles while receives keep the link, up to maxTakeover
+	for {
+		if !kicked {
+			select {
+			case <-lr.kick:
+				kicked = true
+			case <-timer.C:
+			case <-lr.dead:
+				return
+			}
+		}
+		idle := time.Duration(time.Now().UnixNano() - lr.lastUser.Load())
+		if !kicked && idle < takeover && lr.waiters.Load() == 0 && t.anyWaiters.Load() == 0 {
+			wait = min(2*wait, maxTakeover)
+			timer.Reset(max(wait, takeover-idle))
+			continue
+		}
+		kicked = false
+		select {
+		case lr.tok <- struct{}{}:
+			wait = takeover
+		default: // a receive reads it; it kicks when it stops, if someone waits
+			wait = min(2*wait, maxTakeover)
+			timer.Reset(wait)
+			continue
+		}
+		lr.mu.Lock()
+		lr.bg, lr.yield = true, false
+		lr.mu.Unlock()
+		err := t.readFrames(r, tc, func() bool { return lr.yield })
+		lr.mu.Lock()
+		lr.bg, lr.yield = false, false
+		lr.mu.Unlock()
+		<-lr.tok
+		if err != nil {
+			t.fail(r, tc, err)
+			return
+		}
+		timer.Reset(takeover)
+	}
+}
+
+// progress is progresser's: see there and the top of this file.
+func (t *tcpTx) progress(ctx context.Context, src int, done <-chan struct{}, wake *atomic.Pointer[func()]) bool {
+	tc := t.conn(src)
+	if tc == nil {
+		return false
+	}
+	lr := &tc.rd
+	select {
+	case lr.tok <- struct{}{}:
+	default:
+		lr.mu.Lock()
+		bg := lr.bg
+		if bg {
+			lr.yield = true
+			if lr.inHeader && !lr.cutting {
+				lr.cutting = true
+				tc.c.SetReadDeadline(time.Unix(1, 0))
+			}
+		}
+		lr.mu.Unlock()
+		if !bg {
+			return false // another receive reads the link: it delivers ours too
+		}
+		select { // the link's goroutine gives it up at its next frame boundary
+		case lr.tok <- struct{}{}:
+		case <-done:
+			return true
+		case <-ctx.Done():
+			return true
+		case <-lr.dead:
+			return false
+		}
+	}
+	wake.Store(&lr.cutFn)
+	stopCtx := func() bool { return false }
+	if ctx.Done() != nil {
+		stopCtx = context.AfterFunc(ctx, lr.cutFn)
+	}
+	err := t.readFrames(src, tc, func() bool {
+		select {
+		case <-done:
+			return true
+		default:
+			return ctx.Err() != nil
+		}
+	})
+	stopCtx()
+	wake.Store(nil)
+	lr.lastUser.Store(time.Now().UnixNano())
+	<-lr.tok
+	if lr.waiters.Load() > 0 || t.anyWaiters.Load() > 0 {
+		lr.kickNow() // someone still waits for this link's frames
+	}
+	if err != nil {
+		t.fail(src, tc, err)
+	}
+	return true
+}
+
+// waiting is progresser's: see there.
+func (t *tcpTx) waiting(src, n int) {
+	if src != AnySource {
+		if tc := t.conn(src); tc != nil {
+			tc.rd.waiters.Add(int32(n))
+			if n > 0 {
+				tc.rd.kickNow()
+			}
+		}
+		return
+	}
+	t.anyWaiters.Add(int32(n))
+	if n > 0 {
+		t.mu.Lock()
+		conns := slices.Clone(t.conns)
+		t.mu.Unlock()
+		for _, tc := range conns {
+			if tc != nil {
+				tc.rd.kickNow()
+			}
+		}
+	}
+}
