@@ -314,6 +314,7 @@ func readSmall(n int, fill func([]byte) error) ([]byte, error) {
 }
 
 func (e *engine) arriveData(src int, h wire.Header, fill func([]byte) error) error {
+	var switched bool // to the receive's buffer, from this frame on
 	e.mu.Lock()
 	if e.closed {
 		e.mu.Unlock()
@@ -366,6 +367,14 @@ func (e *engine) arriveData(src int, h wire.Header, fill func([]byte) error) err
 			e.mu.Unlock()
 			return fmt.Errorf("%w: rank %d: frame at %d of %d for message %d, which is not expecting it", ErrProtocol, src, h.Offset, h.Total, h.ID)
 		}
+		// A receive posted while the message was coming: the rest goes
+		// straight into its buffer, after the bytes that came before it
+		// (moved below), rather than all of it into the message's own
+		// buffer and then copied — the reply of a large ping-pong, whose
+		// sender's receive comes just after its first frames.
+		switched = !m.direct && !m.discard && m.recv != nil && !m.recv.finished &&
+			int64(len(m.recv.buf)) >= m.total && int64(len(m.own)) == m.got
+		m.direct = m.direct || switched
 	}
 	direct, discard := m.direct, m.discard
 	var dst []byte
@@ -375,6 +384,9 @@ func (e *engine) arriveData(src int, h wire.Header, fill func([]byte) error) err
 	}
 	m.filling = true
 	e.mu.Unlock()
+	if switched {
+		copy(m.recv.buf, m.own) // under m.writing, as any write into the receive's buffer
+	}
 
 	var err error
 	if direct && m.g != nil && m.g.hashesLeaves() {
@@ -403,6 +415,9 @@ func (e *engine) arriveData(src int, h wire.Header, fill func([]byte) error) err
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	m.filling = false
+	if switched {
+		e.release(m) // its own buffer is done with
+	}
 	if e.inflight[msgKey{src, h.ID}] != m {
 		// Dropped while the frame came (its peer lost, or abandoned): its
 		// buffer was left to this goroutine, which was writing it.
@@ -461,15 +476,21 @@ func (e *engine) fillPayload(m *message, h wire.Header, dst []byte, direct, disc
 		}
 		return nil
 	}
-	if m.own == nil && m.total > int64(h.Plen) && m.held == 0 {
-		// Its whole length at once, if the limit allows: the buffer is
-		// then the message's size, not up to twice as doubling gives.
+	if len(m.own) > 0 && cap(m.own) < int(m.total) && m.held == 0 {
+		// Its whole length at once from its second frame on, if the
+		// limit allows: the buffer is then the message's size, not up
+		// to twice as doubling gives. Not at its first: the receive is
+		// often posted before the second comes (the reply of a
+		// ping-pong), which then goes straight into its buffer, and the
+		// whole length is never allocated.
 		if e.held.Add(m.total) <= e.limit {
 			m.held = m.total
-			m.own = make([]byte, 0, m.total)
+			m.own = append(make([]byte, 0, m.total), m.own...)
 		} else {
 			e.held.Add(-m.total)
 		}
+	} else if m.own == nil {
+		m.own = make([]byte, 0, h.Plen) // a frame: at most MaxFrame
 	}
 	for left := h.Plen; left > 0; {
 		n := min(left, piece)

@@ -179,6 +179,7 @@ func (t *stallTx) Send(ctx context.Context, dst int, h channel.Header, p []byte)
 	stall := t.stall(h)
 	return t.frames[dst].Deliver(t.rank, h, func(b []byte) error {
 		if stall && len(p) > 1 {
+			stall = false // once, in the frame's first piece
 			b[0] = p[0]
 			t.in <- struct{}{}
 			<-t.out
@@ -230,5 +231,78 @@ func TestPeerLostWhileFrameComes(t *testing.T) {
 	<-sent
 	if _, err := comms[1].Recv(ctx, 0, 1, make([]byte, 4096)); !errors.Is(err, channel.ErrPeerLost) {
 		t.Fatalf("receive after the peer was lost: %v", err)
+	}
+}
+
+// TestReceivePostedMidMessage: a receive posted while its message is
+// coming (its first frames in the message's own buffer) gets the rest
+// straight into its buffer after the bytes that came before; what it
+// returns is the message, under every layer.
+func TestReceivePostedMidMessage(t *testing.T) {
+	for _, layer := range []string{"none", "checksum", "merkle"} {
+		t.Run(layer, func(t *testing.T) {
+			frames := make([]channel.Frames, 2)
+			data := 0
+			tx := &stallTx{frames: frames, in: make(chan struct{}), out: make(chan struct{}),
+				stall: func(h channel.Header) bool { // its third frame (the second after the opener)
+					if h.Kind == 2 { // wire.KindData
+						data++
+					}
+					return h.Kind == 2 && data == 2
+				}}
+			comms := make([]channel.Comm, 2)
+			for rank := range 2 {
+				ep, err := channel.NewEndpoint(rank, 2, func(f channel.Frames) (channel.Transport, error) {
+					frames[rank] = f
+					if rank == 0 {
+						t := *tx
+						t.rank = 0
+						return &t, nil
+					}
+					return &stallTx{frames: frames, rank: 1, stall: func(channel.Header) bool { return false }}, nil
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer ep.Close()
+				switch layer {
+				case "none":
+					comms[rank] = ep
+				case "checksum":
+					comms[rank], err = channel.WithChecksum(ep, channel.Chunk(1024))
+				case "merkle":
+					comms[rank], err = channel.WithMerkle(ep, channel.Segment(256), channel.Chunk(1024))
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			msg := make([]byte, 5*channel.MaxFrame-5) // five frames or more
+			for i := range msg {
+				msg[i] = byte(i*7 + i>>8)
+			}
+			sent := make(chan error, 1)
+			go func() { sent <- comms[0].Send(ctx, 1, 1, msg) }()
+			<-tx.in // two frames in the message's own buffer, the third half written
+			got := make(chan error, 1)
+			buf := make([]byte, len(msg))
+			go func() {
+				_, err := comms[1].Recv(ctx, 0, 1, buf)
+				got <- err
+			}()
+			time.Sleep(20 * time.Millisecond) // the receive is posted
+			close(tx.out)
+			if err := <-got; err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(buf, msg) {
+				t.Fatal("the receive returned other bytes than were sent")
+			}
+			if err := <-sent; err != nil {
+				t.Fatal(err)
+			}
+		})
 	}
 }
