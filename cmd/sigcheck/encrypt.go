@@ -2,9 +2,7 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/binary"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,7 +10,6 @@ import (
 	"math"
 	"net"
 	"os"
-	"os/exec"
 	"os/signal"
 	"slices"
 	"strconv"
@@ -177,55 +174,10 @@ func encLocal(ctx context.Context, lay encrypt.Layout, o encOptions, res *encRes
 
 // encLaunch runs node 0 here and starts a process for each other node.
 func encLaunch(ctx context.Context, e *env, lay encrypt.Layout, o encOptions, args []string, res *encResults) error {
-	exe, err := os.Executable()
-	if err != nil {
-		return fmt.Errorf("cannot start the other nodes: %w", err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return err
-	}
-	key := make([]byte, 32)
-	rand.Read(key)
-	secret := hex.EncodeToString(key)
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var (
-		wg     sync.WaitGroup
-		mu     sync.Mutex
-		fails  []error
-		stderr = &lockedWriter{w: e.stderr}
-	)
-	for k := 1; k < lay.Nodes(); k++ {
-		cmd := exec.CommandContext(ctx, exe, append([]string{"enc-allgather"}, args...)...)
-		cmd.Env = append(os.Environ(), encEnvNode+"="+strconv.Itoa(k),
-			channel.EnvRoot+"="+ln.Addr().String(), channel.EnvSecret+"="+secret)
-		cmd.Stdout = io.Discard
-		cmd.Stderr = stderr
-		cmd.WaitDelay = 5 * time.Second
-		if err := cmd.Start(); err != nil {
-			ln.Close()
-			cancel()
-			wg.Wait()
-			return fmt.Errorf("starting node %d: %w", k, err)
-		}
-		wg.Go(func() {
-			if err := cmd.Wait(); err != nil && ctx.Err() == nil {
-				mu.Lock()
-				fails = append(fails, fmt.Errorf("node %d: %w", k, err))
-				mu.Unlock()
-			}
-		})
-	}
-	err = encNodeProcess(ctx, lay, 0, o, &encTCP{ln: ln, secret: secret, res: res})
-	if err != nil {
-		cancel()
-	}
-	wg.Wait()
-	if err == nil && len(fails) > 0 {
-		err = errors.Join(fails...)
-	}
-	return err
+	env := func(k int) []string { return []string{encEnvNode + "=" + strconv.Itoa(k)} }
+	return launchLoopback(ctx, e, "node", lay.Nodes(), append([]string{"enc-allgather"}, args...), env, func(ctx context.Context, ln net.Listener, secret string) error {
+		return encNodeProcess(ctx, lay, 0, o, &encTCP{ln: ln, secret: secret, res: res})
+	})
 }
 
 type encTCP struct {

@@ -3,9 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"encoding/csv"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,7 +11,6 @@ import (
 	"math"
 	"net"
 	"os"
-	"os/exec"
 	"os/signal"
 	"slices"
 	"strconv"
@@ -400,56 +397,12 @@ func runTCPRank(ctx context.Context, tc channel.TCPConfig, cfg osu.Config, emit 
 // launchTCP starts ranks 1 to p-1 as processes of this program, with the
 // same arguments and the job in their environment, and runs rank 0 here.
 func launchTCP(ctx context.Context, e *env, p int, args []string, cfg osu.Config, inj *channel.Injector, emit func(osu.Row)) error {
-	exe, err := os.Executable()
-	if err != nil {
-		return fmt.Errorf("cannot start the other ranks: %w", err)
+	env := func(r int) []string {
+		return []string{channel.EnvRank + "=" + strconv.Itoa(r), channel.EnvSize + "=" + strconv.Itoa(p)}
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return err
-	}
-	key := make([]byte, 32)
-	rand.Read(key)
-	secret := hex.EncodeToString(key)
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var (
-		wg     sync.WaitGroup
-		mu     sync.Mutex
-		fails  []error
-		stderr = &lockedWriter{w: e.stderr} // the ranks write their errors concurrently
-	)
-	for r := 1; r < p; r++ {
-		cmd := exec.CommandContext(ctx, exe, append([]string{"run"}, args...)...)
-		cmd.Env = append(os.Environ(),
-			channel.EnvRank+"="+strconv.Itoa(r), channel.EnvSize+"="+strconv.Itoa(p),
-			channel.EnvRoot+"="+ln.Addr().String(), channel.EnvSecret+"="+secret)
-		cmd.Stdout = io.Discard
-		cmd.Stderr = stderr
-		cmd.WaitDelay = 5 * time.Second
-		if err := cmd.Start(); err != nil {
-			ln.Close()
-			cancel()
-			wg.Wait()
-			return fmt.Errorf("starting rank %d: %w", r, err)
-		}
-		wg.Go(func() {
-			if err := cmd.Wait(); err != nil && ctx.Err() == nil {
-				mu.Lock()
-				fails = append(fails, fmt.Errorf("rank %d: %w", r, err))
-				mu.Unlock()
-			}
-		})
-	}
-	err = runTCPRank(ctx, channel.TCPConfig{Rank: 0, Size: p, Listener: ln, Secret: []byte(secret), Injector: inj}, cfg, emit)
-	if err != nil {
-		cancel() // stop the others
-	}
-	wg.Wait()
-	if err == nil && len(fails) > 0 {
-		err = errors.Join(fails...)
-	}
-	return err
+	return launchLoopback(ctx, e, "rank", p, append([]string{"run"}, args...), env, func(ctx context.Context, ln net.Listener, secret string) error {
+		return runTCPRank(ctx, channel.TCPConfig{Rank: 0, Size: p, Listener: ln, Secret: []byte(secret), Injector: inj}, cfg, emit)
+	})
 }
 
 // lockedWriter serializes writes from several goroutines.
