@@ -193,34 +193,41 @@ func (t *stallTx) Send(ctx context.Context, dst int, h channel.Header, p []byte)
 func (t *stallTx) Abort(peer int, err error) {}
 func (t *stallTx) Close() error              { return nil }
 
+// stallPair makes two ranks over stallTx, each under layer; rank 0's
+// frames stall where stall says (tx.in, then tx.out).
+func stallPair(t *testing.T, stall func(channel.Header) bool, layer func(*channel.Endpoint) (channel.Comm, error)) (comms []channel.Comm, frames []channel.Frames, tx *stallTx) {
+	frames = make([]channel.Frames, 2)
+	tx = &stallTx{frames: frames, rank: 0, stall: stall, in: make(chan struct{}), out: make(chan struct{})}
+	txs := []*stallTx{tx, {frames: frames, rank: 1, stall: func(channel.Header) bool { return false }}}
+	comms = make([]channel.Comm, 2)
+	for rank := range 2 {
+		ep, err := channel.NewEndpoint(rank, 2, func(f channel.Frames) (channel.Transport, error) {
+			frames[rank] = f
+			return txs[rank], nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ep.Close() })
+		if comms[rank], err = layer(ep); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return comms, frames, tx
+}
+
 // TestPeerLostWhileFrameComes: the link to a peer is reported lost while
 // a frame of its message, which no receive has taken yet, is being
 // written into the message's own buffer. The buffer stays the writer's
 // until it is done (no panic, no write into freed memory), and the
 // receive fails with the peer lost.
 func TestPeerLostWhileFrameComes(t *testing.T) {
-	frames := make([]channel.Frames, 2)
-	tx := &stallTx{frames: frames, in: make(chan struct{}), out: make(chan struct{}),
-		stall: func(h channel.Header) bool { return h.Kind == 2 }} // the second frame: wire.KindData
-	comms := make([]channel.Comm, 2)
-	for rank := range 2 {
-		ep, err := channel.NewEndpoint(rank, 2, func(f channel.Frames) (channel.Transport, error) {
-			frames[rank] = f
-			if rank == 0 {
-				t := *tx
-				t.rank = 0
-				return &t, nil
-			}
-			return &stallTx{frames: frames, rank: 1, stall: func(channel.Header) bool { return false }}, nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer ep.Close()
-		if comms[rank], err = channel.WithChecksum(ep, channel.Chunk(1024)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	first := true
+	comms, frames, tx := stallPair(t, func(h channel.Header) bool { // its second frame (wire.KindData)
+		stall := first && h.Kind == 2
+		first = first && !stall
+		return stall
+	}, func(ep *channel.Endpoint) (channel.Comm, error) { return channel.WithChecksum(ep, channel.Chunk(1024)) })
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	sent := make(chan error, 1)
@@ -241,42 +248,21 @@ func TestPeerLostWhileFrameComes(t *testing.T) {
 func TestReceivePostedMidMessage(t *testing.T) {
 	for _, layer := range []string{"none", "checksum", "merkle"} {
 		t.Run(layer, func(t *testing.T) {
-			frames := make([]channel.Frames, 2)
 			data := 0
-			tx := &stallTx{frames: frames, in: make(chan struct{}), out: make(chan struct{}),
-				stall: func(h channel.Header) bool { // its third frame (the second after the opener)
-					if h.Kind == 2 { // wire.KindData
-						data++
-					}
-					return h.Kind == 2 && data == 2
-				}}
-			comms := make([]channel.Comm, 2)
-			for rank := range 2 {
-				ep, err := channel.NewEndpoint(rank, 2, func(f channel.Frames) (channel.Transport, error) {
-					frames[rank] = f
-					if rank == 0 {
-						t := *tx
-						t.rank = 0
-						return &t, nil
-					}
-					return &stallTx{frames: frames, rank: 1, stall: func(channel.Header) bool { return false }}, nil
-				})
-				if err != nil {
-					t.Fatal(err)
+			comms, _, tx := stallPair(t, func(h channel.Header) bool { // its third frame (the second after the opener)
+				if h.Kind == 2 { // wire.KindData
+					data++
 				}
-				defer ep.Close()
+				return h.Kind == 2 && data == 2
+			}, func(ep *channel.Endpoint) (channel.Comm, error) {
 				switch layer {
-				case "none":
-					comms[rank] = ep
 				case "checksum":
-					comms[rank], err = channel.WithChecksum(ep, channel.Chunk(1024))
+					return channel.WithChecksum(ep, channel.Chunk(1024))
 				case "merkle":
-					comms[rank], err = channel.WithMerkle(ep, channel.Segment(256), channel.Chunk(1024))
+					return channel.WithMerkle(ep, channel.Segment(256), channel.Chunk(1024))
 				}
-				if err != nil {
-					t.Fatal(err)
-				}
-			}
+				return ep, nil
+			})
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
 			msg := make([]byte, 5*channel.MaxFrame-5) // five frames or more
