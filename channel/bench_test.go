@@ -170,6 +170,34 @@ func sizeName(n int) string {
 	return fmt.Sprintf("%dB", n)
 }
 
+// loopbackPair returns the two ends of a bare loopback TCP connection,
+// with the socket buffers the channel's links have, closed when b ends.
+func loopbackPair(b *testing.B) (cs, cr net.Conn) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ln.Close()
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		c, _ := ln.Accept()
+		accepted <- c
+	}()
+	cs, err = net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		b.Fatal(err)
+	}
+	if cr = <-accepted; cr == nil {
+		b.Fatal("no connection accepted")
+	}
+	b.Cleanup(func() { cs.Close(); cr.Close() })
+	for _, c := range []net.Conn{cs, cr} {
+		c.(*net.TCPConn).SetReadBuffer(sockBuf)
+		c.(*net.TCPConn).SetWriteBuffer(sockBuf)
+	}
+	return cs, cr
+}
+
 // The limit for BenchmarkBandwidth over TCP: the same windows of writes
 // and acknowledgements on a bare loopback connection (same socket
 // buffers), no frames, no engine.
@@ -179,27 +207,7 @@ func BenchmarkLoopback(b *testing.B) {
 	const window = 16
 	for _, size := range []int{1 << 20, 16 << 20} {
 		b.Run("size="+sizeName(size), func(b *testing.B) {
-			ln, err := net.Listen("tcp", "127.0.0.1:0")
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer ln.Close()
-			accepted := make(chan net.Conn, 1)
-			go func() {
-				c, _ := ln.Accept()
-				accepted <- c
-			}()
-			cs, err := net.Dial("tcp", ln.Addr().String())
-			if err != nil {
-				b.Fatal(err)
-			}
-			cr := <-accepted
-			defer cs.Close()
-			defer cr.Close()
-			for _, c := range []net.Conn{cs, cr} {
-				c.(*net.TCPConn).SetReadBuffer(sockBuf)
-				c.(*net.TCPConn).SetWriteBuffer(sockBuf)
-			}
+			cs, cr := loopbackPair(b)
 			data, buf := pattern(size, 1), make([]byte, size)
 			b.SetBytes(int64(size * window))
 			done := make(chan error, 1)
@@ -247,30 +255,7 @@ func BenchmarkLoopback(b *testing.B) {
 func BenchmarkLoopbackLatency(b *testing.B) {
 	for _, size := range []int{1, 1 << 10, 64 << 10, 1 << 20} {
 		b.Run("size="+sizeName(size), func(b *testing.B) {
-			ln, err := net.Listen("tcp", "127.0.0.1:0")
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer ln.Close()
-			accepted := make(chan net.Conn, 1)
-			go func() {
-				c, _ := ln.Accept()
-				accepted <- c
-			}()
-			cs, err := net.Dial("tcp", ln.Addr().String())
-			if err != nil {
-				b.Fatal(err)
-			}
-			cr := <-accepted
-			if cr == nil {
-				b.Fatal("no connection accepted")
-			}
-			defer cs.Close()
-			defer cr.Close()
-			for _, c := range []net.Conn{cs, cr} {
-				c.(*net.TCPConn).SetReadBuffer(sockBuf)
-				c.(*net.TCPConn).SetWriteBuffer(sockBuf)
-			}
+			cs, cr := loopbackPair(b)
 			msg := pattern(size, 2)
 			b.SetBytes(int64(size))
 			b.ReportAllocs()
