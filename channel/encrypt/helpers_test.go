@@ -2,14 +2,13 @@ package encrypt
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/sigcheck/sigcheck/channel"
+	"github.com/sigcheck/sigcheck/channel/channeltest"
 )
 
 // job is p ranks laid out on nodes, each with its Gatherer.
@@ -22,46 +21,14 @@ type job struct {
 // fails at the deadline.
 func spmd(t testing.TB, n int, fn func(ctx context.Context, r int) error) error {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for r := range n {
-		wg.Go(func() {
-			if err := fn(ctx, r); err != nil {
-				errs[r] = fmt.Errorf("rank %d: %w", r, err)
-			}
-		})
-	}
-	wg.Wait()
-	return errors.Join(errs...)
+	return channeltest.Run(t, n, 60*time.Second, nil, fn)
 }
 
 // endpoints of p ranks: in process, or over loopback TCP (each rank its
 // own ConnectTCP, as ranks of one node in one process are).
 func endpoints(t testing.TB, transport string, p int) []*channel.Endpoint {
 	t.Helper()
-	var eps []*channel.Endpoint
-	var err error
-	switch transport {
-	case "local":
-		eps, err = channel.NewLocal(p)
-	case "tcp":
-		eps, err = startTCP(p)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, ep := range eps {
-		t.Cleanup(func() { ep.Close() })
-	}
-	return eps
-}
-
-func startTCP(n int) ([]*channel.Endpoint, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	return channel.ConnectLoopback(ctx, n, channel.TCPConfig{})
+	return channeltest.Endpoints(t, transport, p)
 }
 
 // newJob makes the Gatherers of a job over eps on layout lay.

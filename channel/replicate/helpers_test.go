@@ -2,44 +2,23 @@ package replicate
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/sigcheck/sigcheck/channel"
+	"github.com/sigcheck/sigcheck/channel/channeltest"
 )
 
 // natives returns n ranks of a transport, closed when the test ends.
 func natives(t testing.TB, transport string, n int) []channel.Comm {
 	t.Helper()
-	var eps []*channel.Endpoint
-	var err error
-	switch transport {
-	case "local":
-		eps, err = channel.NewLocal(n)
-	case "tcp":
-		eps, err = startTCP(n)
-	default:
-		t.Fatalf("no transport %q", transport)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
 	out := make([]channel.Comm, n)
-	for i, ep := range eps {
+	for i, ep := range channeltest.Endpoints(t, transport, n) {
 		out[i] = ep
-		t.Cleanup(func() { ep.Close() })
 	}
 	return out
-}
-
-func startTCP(n int) ([]*channel.Endpoint, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	return channel.ConnectLoopback(ctx, n, channel.TCPConfig{})
 }
 
 // world makes n virtual ranks of r replicas over a transport.
@@ -62,19 +41,10 @@ func world(t testing.TB, transport string, n, r int, opts ...Option) []*Comm {
 // fails at the deadline.
 func spmd(t testing.TB, cs []*Comm, fn func(ctx context.Context, c *Comm) error) error {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	errs := make([]error, len(cs))
-	var wg sync.WaitGroup
-	for i, c := range cs {
-		wg.Go(func() {
-			if err := fn(ctx, c); err != nil {
-				errs[i] = fmt.Errorf("native %d (rank %d replica %d): %w", i, c.Rank(), c.Replica(), err)
-			}
-		})
+	name := func(i int) string {
+		return fmt.Sprintf("native %d (rank %d replica %d)", i, cs[i].Rank(), cs[i].Replica())
 	}
-	wg.Wait()
-	return errors.Join(errs...)
+	return channeltest.Run(t, len(cs), 20*time.Second, name, func(ctx context.Context, i int) error { return fn(ctx, cs[i]) })
 }
 
 func pattern(n int, seed uint64) []byte {
