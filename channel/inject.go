@@ -88,9 +88,12 @@ const DefaultHeldLimit = 256 << 20
 //     (its link breaks, with an error that names the limit), so that a
 //     peer cannot fill this rank's memory with frames nobody will take;
 //   - messages that come before their receive, which get a buffer of
-//     their whole length at once while they fit in the limit (one
-//     allocation, the message's size), and beyond it a buffer grown as
-//     their bytes come (never more than twice what came).
+//     their first frame's size, then, from their second frame on, one of
+//     their whole length while they fit in the limit (the message's size,
+//     plus one frame at most), and beyond it a buffer grown as their
+//     bytes come (never more than twice what came). A receive posted
+//     while its message is coming takes the rest straight into its own
+//     buffer.
 func WithHeldLimit(bytes int64) TransportOption {
 	return func(c *transportConfig) { c.limit = bytes }
 }
