@@ -51,10 +51,11 @@ type guard struct {
 	retry    []int              // segments that came back corrupted in this round
 	shards   map[int][]byte     // parity segments received
 
-	rounds int
-	ctl    int   // control frames sent
-	asks   int64 // questions asked: each carries its number (Offset), and its answer the same
-	last   ctlFrame
+	rounds   int
+	ctl      int   // control frames sent
+	asks     int64 // questions asked: each carries its number (Offset), and its answer the same
+	answered int64 // the last question whose answer was acted on: a duplicate of it is dropped
+	last     ctlFrame
 }
 
 type span struct{ off, n int64 }
@@ -413,13 +414,14 @@ func (g *guard) onTrailer(e *engine, m *message, b []byte, ok bool) {
 // applied to a later question it would be taken for a corrupt answer.
 // Under e.mu.
 func (g *guard) onAnswer(e *engine, m *message, b []byte, ok bool, asked int64) {
-	if g.d == nil || asked != g.asks {
-		return
+	if g.d == nil || asked != g.asks || asked == g.answered {
+		return // an answer to another question, or one acted on already (a duplicate)
 	}
 	if !ok {
 		g.askNext(e, m) // the same request again
 		return
 	}
+	g.answered = asked
 	a, _, err := tree.DecodeAnswer(b)
 	if err == nil {
 		lo := g.part * maxListed

@@ -292,3 +292,78 @@ func TestReceivePostedMidMessage(t *testing.T) {
 		})
 	}
 }
+
+// dupTx delivers in process, in the sender's goroutine; from rank 0 it
+// flips a byte of the first frame and sends every descent answer twice.
+type dupTx struct {
+	frames  []channel.Frames
+	rank    int
+	flipped bool
+}
+
+func (t *dupTx) Send(ctx context.Context, dst int, h channel.Header, p []byte) error {
+	n := 1
+	if t.rank == 0 {
+		if h.Kind == 1 && !t.flipped && len(p) > 100 { // wire.KindMsg
+			p = bytes.Clone(p)
+			p[100] ^= 1
+			t.flipped = true
+		}
+		if h.Kind == 5 { // wire.KindAnswer
+			n = 2
+		}
+	}
+	for range n {
+		q := p
+		if err := t.frames[dst].Deliver(t.rank, h, func(b []byte) error {
+			q = q[copy(b, q):]
+			return nil
+		}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (t *dupTx) Abort(peer int, err error) {}
+func (t *dupTx) Close() error              { return nil }
+
+// TestDuplicatedLastAnswer: the answer that ends a Merkle descent comes
+// twice. The second, to a question already answered, is dropped; it used
+// to be applied to a descent that had ended, which failed the message
+// (the campaign's seed 80819).
+func TestDuplicatedLastAnswer(t *testing.T) {
+	frames := make([]channel.Frames, 2)
+	comms := make([]channel.Comm, 2)
+	for rank := range 2 {
+		ep, err := channel.NewEndpoint(rank, 2, func(f channel.Frames) (channel.Transport, error) {
+			frames[rank] = f
+			return &dupTx{frames: frames, rank: rank}, nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ep.Close()
+		if comms[rank], err = channel.WithMerkle(ep, channel.Segment(64)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	msg := bytes.Repeat([]byte("0123456789abcdef"), 4096)
+	sent := make(chan error, 1)
+	go func() { sent <- comms[0].Send(ctx, 1, 1, msg) }()
+	buf := make([]byte, len(msg))
+	if _, err := comms[1].Recv(ctx, 0, 1, buf); err != nil {
+		t.Fatalf("receive: %v", err)
+	}
+	if !bytes.Equal(buf, msg) {
+		t.Fatal("the receive returned other bytes than were sent")
+	}
+	if err := <-sent; err != nil {
+		t.Fatalf("send: %v", err)
+	}
+	if st := channel.StatsOf(comms[1]); st.Detected == 0 || st.Repaired == 0 {
+		t.Fatalf("no descent: %+v", st)
+	}
+}
