@@ -16,6 +16,11 @@ import (
 	"github.com/sigcheck/sigcheck/channel"
 )
 
+// Tests over transports written for them on the exported boundary, each
+// doing one thing to frames that a real link may do (lose or overtake an
+// opener, stall mid-frame, duplicate an answer), at the moment a test
+// needs it.
+
 // lossyNet delivers frames in process, in the sender's goroutine, except
 // the opening frames a test picks: those it drops (once) or holds back
 // until the link's next frame has gone (a reorder).
