@@ -2,6 +2,7 @@ package tree
 
 import (
 	"errors"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -238,7 +239,7 @@ func TestDescentRejectsCorruptAnswersAndRoots(t *testing.T) {
 
 func TestAnswerRefusesBadRequests(t *testing.T) {
 	tr := mustBuild(t, randomData(10_000, 9), Segment(1000))
-	for _, nodes := range [][]int{{-1}, {tr.Nodes()}, {0, 1 << 40}, make([]int, tr.Nodes()+1)} {
+	for _, nodes := range [][]int{{-1}, {tr.Nodes()}, {0, math.MaxInt}, make([]int, tr.Nodes()+1)} {
 		if _, err := tr.Answer(Request{Nodes: nodes}); !errors.Is(err, ErrIndex) {
 			t.Errorf("request %v: %v", nodes[:min(len(nodes), 3)], err)
 		}

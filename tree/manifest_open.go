@@ -79,10 +79,14 @@ func decodeMain(b []byte) (*Manifest, error) {
 	}
 	m.Segment = int(seg)
 	m.Parity = int(binary.LittleEndian.Uint32(b[64:]))
-	nf := int(binary.LittleEndian.Uint32(b[68:]))
-	if nf == 0 || nf > (len(b)-mainFixed)/fileEntryMin {
-		return nil, fmt.Errorf("%d files in a block of %d bytes", nf, len(b))
+	if m.Parity < 0 { // over 2^31, on a 32-bit machine
+		return nil, fmt.Errorf("parity %d", binary.LittleEndian.Uint32(b[64:]))
 	}
+	nf32 := binary.LittleEndian.Uint32(b[68:]) // compared as read: int(nf32) may be negative on 32-bit machines
+	if nf32 == 0 || int64(nf32) > int64((len(b)-mainFixed)/fileEntryMin) {
+		return nil, fmt.Errorf("%d files in a block of %d bytes", nf32, len(b))
+	}
+	nf := int(nf32)
 	r := b[mainFixed : len(b)-8]
 	seen := map[string]bool{}
 	m.Files = make([]ManifestFile, nf)

@@ -44,7 +44,7 @@ func sibling(i int) int {
 // root, built with hash h: it hashes the segment into its leaf and climbs
 // to the root with the siblings of the proof.
 func VerifyProof(h *Hash, root csum.Value, p Proof, segment []byte) error {
-	if p.Segments < 1 || p.Segment < 0 || p.Segment >= p.Segments || p.Segments > 1<<62 {
+	if p.Segments < 1 || p.Segment < 0 || p.Segment >= p.Segments || int64(p.Segments) > 1<<62 {
 		return fmt.Errorf("%w: segment %d of %d", ErrProof, p.Segment, p.Segments)
 	}
 	i := p.Segment + p.Segments - 1

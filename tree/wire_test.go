@@ -2,6 +2,7 @@ package tree
 
 import (
 	"errors"
+	"math"
 	"testing"
 
 	"github.com/sigcheck/sigcheck/csum"
@@ -27,10 +28,10 @@ func TestWireRoundTrips(t *testing.T) {
 			t.Errorf("answer %v %v", back, err)
 		}
 	}
-	q := Request{Nodes: []int{1, 2, 300, 1 << 40}}
+	q := Request{Nodes: []int{1, 2, 300, math.MaxInt32}}
 	b, _ := q.AppendBinary(nil)
 	var back Request
-	if err := back.UnmarshalBinary(b); err != nil || len(back.Nodes) != 4 || back.Nodes[3] != 1<<40 {
+	if err := back.UnmarshalBinary(b); err != nil || len(back.Nodes) != 4 || back.Nodes[3] != math.MaxInt32 {
 		t.Errorf("request %v %v", back, err)
 	}
 	if _, err := (Request{Nodes: []int{-1}}).AppendBinary(nil); err == nil {

@@ -114,10 +114,10 @@ func decodeReport(b []byte, n, r int) (report, error) {
 		Seq: binary.LittleEndian.Uint64(b[9:]),
 		Len: binary.LittleEndian.Uint64(b[17:]),
 	}
-	if rep.Src >= n {
+	if rep.Src < 0 || rep.Src >= n { // negative: over 2^31 on 32-bit machines
 		return report{}, fmt.Errorf("%w: report names virtual rank %d of %d", ErrWire, rep.Src, n)
 	}
-	if rep.Tag >= maxWireTag {
+	if rep.Tag < 0 || int64(rep.Tag) >= maxWireTag {
 		return report{}, fmt.Errorf("%w: report names tag %d", ErrWire, rep.Tag)
 	}
 	p := b[25:]
@@ -175,11 +175,11 @@ func decodeVerdict(b []byte, n, r int) (verdict, error) {
 		Len:     binary.LittleEndian.Uint64(b[22:]),
 	}
 	switch {
-	case v.Src >= n:
+	case v.Src < 0 || v.Src >= n: // negative: over 2^31 on 32-bit machines
 		return verdict{}, fmt.Errorf("%w: verdict names virtual rank %d of %d", ErrWire, v.Src, n)
-	case v.Tag >= maxWireTag:
+	case v.Tag < 0 || int64(v.Tag) >= maxWireTag:
 		return verdict{}, fmt.Errorf("%w: verdict names tag %d", ErrWire, v.Tag)
-	case v.From >= r:
+	case v.From < 0 || v.From >= r:
 		return verdict{}, fmt.Errorf("%w: verdict from replica %d of %d", ErrWire, v.From, r)
 	case v.Outcome > outcomeCorrect:
 		return verdict{}, fmt.Errorf("%w: verdict outcome %d", ErrWire, v.Outcome)
@@ -206,7 +206,7 @@ func decodeEnvelope(b []byte, n int, maxTag int64) (envelope, error) {
 		return envelope{}, fmt.Errorf("%w: envelope of %d bytes, kind %q", ErrWire, len(b), kindOf(b))
 	}
 	e := envelope{Src: int(binary.LittleEndian.Uint32(b[1:])), Tag: int(binary.LittleEndian.Uint32(b[5:]))}
-	if e.Src >= n || int64(e.Tag) >= maxTag {
+	if e.Src < 0 || e.Src >= n || e.Tag < 0 || int64(e.Tag) >= maxTag { // negative: over 2^31 on 32-bit machines
 		return envelope{}, fmt.Errorf("%w: envelope (source %d, tag %d) out of range", ErrWire, e.Src, e.Tag)
 	}
 	return e, nil

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -388,7 +389,7 @@ func parseSizes(s string) ([]int, error) {
 			return nil, fmt.Errorf("size %q: unknown unit", f)
 		}
 		n, err := strconv.Atoi(num)
-		if err != nil || n <= 0 || n > (4<<30)/mult {
+		if err != nil || n <= 0 || int64(n) > (4<<30)/int64(mult) || int64(n)*int64(mult) > math.MaxInt {
 			return nil, fmt.Errorf("size %q: want a positive number of bytes up to 4 GiB (64, 4K, 1MiB)", f)
 		}
 		out = append(out, n*mult)

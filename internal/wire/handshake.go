@@ -108,7 +108,7 @@ func ParseJoin(b []byte) (join, error) {
 		nonce: b[16 : 16+nonceSize],
 		mac:   b[16+nonceSize:],
 	}
-	if j.size < 1 || j.size > MaxRanks || j.rank >= j.size {
+	if j.size < 1 || j.size > MaxRanks || j.rank < 0 || j.rank >= j.size { // negative: over 2^31 on 32-bit machines
 		return join{}, fmt.Errorf("%w: rank %d of %d in the handshake", ErrUnauthenticated, j.rank, j.size)
 	}
 	return j, nil
