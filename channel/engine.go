@@ -617,27 +617,8 @@ func (e *engine) postLocked(ctxID uint32, src int, tag int64, buf []byte) (r *re
 // wait waits for a posted receive and returns what it got.
 func (e *engine) wait(ctx context.Context, r *recvReq) (Status, stamp, error) {
 	buf := r.buf
-	p, _ := e.tx.(progresser)
-	if p != nil && r.src != AnySource && r.src != e.rank && p.progress(ctx, r.src, r.ready, &r.wake) {
-		p = nil // it read for itself, and is done
-	}
-	if p != nil {
-		p.waiting(r.src, 1)
-	}
-	select {
-	case <-r.ready:
-	case <-ctx.Done():
-		if !e.cancel(r) {
-			<-r.ready // finished meanwhile
-		} else {
-			if p != nil {
-				p.waiting(r.src, -1)
-			}
-			return Status{}, stamp{}, ctx.Err()
-		}
-	}
-	if p != nil {
-		p.waiting(r.src, -1)
+	if err := e.block(ctx, r); err != nil {
+		return Status{}, stamp{}, err
 	}
 	if r.err != nil {
 		return Status{}, stamp{}, r.err
@@ -655,6 +636,30 @@ func (e *engine) wait(ctx context.Context, r *recvReq) (Status, stamp, error) {
 		e.release(m)
 	}
 	return st, m.stamp, nil
+}
+
+// block waits until r is finished, or withdraws it when ctx is done
+// first (then it returns ctx's error). Over a transport whose links a
+// receive can read itself (progresser), it reads its source's; else it
+// says it waits, so that the links' own goroutines read for it.
+func (e *engine) block(ctx context.Context, r *recvReq) error {
+	p, _ := e.tx.(progresser)
+	if p != nil && r.src != AnySource && r.src != e.rank && p.progress(ctx, r.src, r.ready, &r.wake) {
+		p = nil // it read for itself, and is done
+	}
+	if p != nil {
+		p.waiting(r.src, 1)
+		defer p.waiting(r.src, -1)
+	}
+	select {
+	case <-r.ready:
+	case <-ctx.Done():
+		if e.cancel(r) {
+			return ctx.Err()
+		}
+		<-r.ready // finished meanwhile
+	}
+	return nil
 }
 
 // cancel withdraws a receive whose context is done. It reports false if

@@ -1,6 +1,7 @@
 package channel
 
 import (
+	"slices"
 	"time"
 
 	"github.com/sigcheck/sigcheck/internal/wire"
@@ -117,7 +118,7 @@ func (e *engine) bindLate(m *message) {
 		if !m.matches(r.ctx, r.src, r.tag) {
 			continue
 		}
-		e.posted = append(e.posted[:i], e.posted[i+1:]...)
+		e.posted = slices.Delete(e.posted, i, i+1)
 		m.recv = r
 		switch {
 		case m.done:

@@ -114,13 +114,17 @@ func (tc *tcpConn) initRead() {
 // cut cuts the token holder's wait for a header short, if it is waiting
 // for one (a payload is never cut).
 func (tc *tcpConn) cut() {
-	lr := &tc.rd
-	lr.mu.Lock()
-	if lr.inHeader && !lr.cutting {
+	tc.rd.mu.Lock()
+	tc.cutLocked()
+	tc.rd.mu.Unlock()
+}
+
+// cutLocked is cut, under tc.rd.mu.
+func (tc *tcpConn) cutLocked() {
+	if lr := &tc.rd; lr.inHeader && !lr.cutting {
 		lr.cutting = true
 		tc.c.SetReadDeadline(time.Unix(1, 0))
 	}
-	lr.mu.Unlock()
 }
 
 func (lr *linkRead) kickNow() {
@@ -237,10 +241,7 @@ func (t *tcpTx) progress(ctx context.Context, src int, done <-chan struct{}, wak
 		bg := lr.bg
 		if bg {
 			lr.yield = true
-			if lr.inHeader && !lr.cutting {
-				lr.cutting = true
-				tc.c.SetReadDeadline(time.Unix(1, 0))
-			}
+			tc.cutLocked()
 		}
 		lr.mu.Unlock()
 		if !bg {
