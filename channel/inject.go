@@ -64,6 +64,7 @@ type TransportOption func(*transportConfig)
 
 type transportConfig struct {
 	inj   *Injector
+	wrap  func(rank int, t Transport) Transport
 	limit int64
 	probe time.Duration
 }
@@ -101,6 +102,20 @@ func WithHeldLimit(bytes int64) TransportOption {
 // WithInjector damages frames as inj says.
 func WithInjector(inj *Injector) TransportOption {
 	return func(c *transportConfig) { c.inj = inj }
+}
+
+// WithTransportWrapper puts wrap's Transport between the engine and the
+// transport it was given, as a RoundTripper wraps another: the frames
+// the endpoint sends go through what wrap returns for its rank. It is
+// how a test stands between the ranks of a transport it cannot reach
+// from outside (a fault campaign over Open MPI), and how frames can be
+// traced or shaped. An Injector, if any, goes outside the wrapper; an
+// endpoint whose transport is wrapped runs its collectives over frames
+// (not the transport's native ones), and asks what wrap returns whether
+// it sends without blocking (Inliner): a wrapper that may block does not
+// implement it.
+func WithTransportWrapper(wrap func(rank int, t Transport) Transport) TransportOption {
+	return func(c *transportConfig) { c.wrap = wrap }
 }
 
 // injectTx wraps a transport with an Injector.

@@ -108,8 +108,8 @@ func (f Frames) Lost(peer int, err error) {
 
 // NewEndpoint returns rank's end of a job of size ranks over the
 // Transport that open makes, given the Frames to deliver to; options
-// apply as to the transports of this package (WithInjector). Closing the
-// Endpoint closes the transport.
+// apply as to the transports of this package (WithInjector,
+// WithTransportWrapper). Closing the Endpoint closes the transport.
 func NewEndpoint(rank, size int, open func(Frames) (Transport, error), opts ...TransportOption) (*Endpoint, error) {
 	if size < 1 || size > wire.MaxRanks || rank < 0 || rank >= size {
 		return nil, fmt.Errorf("%w: rank %d of %d", ErrRank, rank, size)
@@ -130,9 +130,16 @@ func NewEndpoint(rank, size int, open func(Frames) (Transport, error), opts ...T
 	if err != nil {
 		return nil, err
 	}
-	in, ok := t.(Inliner)
+	tx := t
+	if cfg.wrap != nil {
+		if tx = cfg.wrap(rank, t); tx == nil {
+			t.Close()
+			return nil, fmt.Errorf("channel: WithTransportWrapper's function returned no transport for rank %d", rank)
+		}
+	}
+	in, ok := tx.(Inliner)
 	e.ctl = newCtlQueue(e, ok && in.Inline())
-	e.tx = inject(t, cfg.inj, rank, &e.stats)
+	e.tx = inject(tx, cfg.inj, rank, &e.stats)
 	ep := &Endpoint{e: e}
 	if e.tx == t {
 		ep.native = nativeOf(t)

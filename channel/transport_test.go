@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sigcheck/sigcheck/channel"
+	"github.com/sigcheck/sigcheck/channel/channeltest"
 )
 
 // pipeNet is a transport written outside the engine, with nothing but
@@ -242,5 +243,96 @@ func TestLostWhileOpening(t *testing.T) {
 	var pe *channel.PeerError
 	if !errors.As(err, &pe) || pe.Rank != 1 {
 		t.Fatalf("receive from a peer lost while opening: %v", err)
+	}
+}
+
+// countTx is a wrapper that counts the frames its rank sends, and loses
+// the first data frame it sees if drop is set.
+type countTx struct {
+	channel.Transport
+	rank    int
+	mu      *sync.Mutex
+	frames  map[int]int // by sending rank
+	drop    bool
+	dropped bool
+}
+
+func (t *countTx) Send(ctx context.Context, dst int, h channel.Header, p []byte) error {
+	t.mu.Lock()
+	t.frames[t.rank]++
+	lose := t.drop && !t.dropped && len(p) > 0
+	t.dropped = t.dropped || lose
+	t.mu.Unlock()
+	if lose {
+		return nil
+	}
+	return t.Transport.Send(ctx, dst, h, p)
+}
+
+// TestTransportWrapper: every frame a rank sends goes through the
+// wrapper made for that rank; a wrapped endpoint does not use its
+// transport's native collectives (the wrapper would not see them); and
+// a wrapper that loses a frame is a fault like any other, which the
+// Merkle layer repairs.
+func TestTransportWrapper(t *testing.T) {
+	var mu sync.Mutex
+	frames := map[int]int{}
+	var made []int
+	wrap := func(drop bool) channel.TransportOption {
+		return channel.WithTransportWrapper(func(rank int, tx channel.Transport) channel.Transport {
+			mu.Lock()
+			made = append(made, rank)
+			mu.Unlock()
+			return &countTx{Transport: tx, rank: rank, mu: &mu, frames: frames, drop: drop}
+		})
+	}
+	eps := newPipe(t, 3, true, wrap(false))
+	if fmt.Sprint(made) != "[0 1 2]" {
+		t.Fatalf("wrappers made for ranks %v, want [0 1 2]", made)
+	}
+	err := channeltest.Run(t, 3, 10*time.Second, nil, func(ctx context.Context, r int) error {
+		buf := make([]byte, 1000)
+		if r == 2 {
+			copy(buf, "bcast")
+		}
+		return channel.Bcast(ctx, eps[r], 2, buf)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := findNet(eps).nBcast; n != 0 {
+		t.Fatalf("a wrapped endpoint used its transport's broadcast (%d ranks)", n)
+	}
+	mu.Lock()
+	if frames[2] < 2 {
+		t.Fatalf("the root's wrapper saw %d frames of a broadcast to 2 ranks", frames[2])
+	}
+	mu.Unlock()
+
+	eps = newPipe(t, 2, false, wrap(true))
+	a, _ := channel.WithMerkle(eps[0])
+	b, _ := channel.WithMerkle(eps[1])
+	msg := bytes.Repeat([]byte("wrapped "), 20000)
+	err = channeltest.Run(t, 2, 10*time.Second, nil, func(ctx context.Context, r int) error {
+		if r == 0 {
+			return a.Send(ctx, 1, 7, msg)
+		}
+		buf := make([]byte, len(msg))
+		if _, err := b.Recv(ctx, 0, 7, buf); err != nil {
+			return err
+		}
+		if !bytes.Equal(buf, msg) {
+			return errors.New("the message arrived damaged")
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	_, err = channel.NewEndpoint(0, 1, func(f channel.Frames) (channel.Transport, error) { return &pipeTx{}, nil },
+		channel.WithTransportWrapper(func(int, channel.Transport) channel.Transport { return nil }))
+	if err == nil {
+		t.Fatal("a wrapper that returned no transport made an endpoint")
 	}
 }
