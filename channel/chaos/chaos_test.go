@@ -2,7 +2,6 @@ package chaos
 
 import (
 	"flag"
-	"fmt"
 	"os"
 	"testing"
 	"time"
@@ -38,54 +37,31 @@ func TestCampaign(t *testing.T) {
 			seeds = append(seeds, *fromFlag+uint64(s))
 		}
 	}
-	var tot Result
-	var schedules, lost, faulty, tcp, bad int
+	var tally Tally
 	const maxBad = 20
 	start := time.Now()
 	for _, seed := range seeds {
 		if *budget > 0 && time.Since(start) > *budget {
-			t.Logf("stopped after %d of %d schedules: -chaos.budget %v spent", schedules, len(seeds), *budget)
+			t.Logf("stopped after %d of %d schedules: -chaos.budget %v spent", tally.Schedules, len(seeds), *budget)
 			break
 		}
 		s := Draw(seed, *tcpFlag)
 		r := Run(s, *openFlag)
-		schedules++
-		if s.Transport == "tcp" {
-			tcp++
-		}
+		tally.Add(s, r)
 		if r.Bad() {
 			// The run goes on, so that a long one reports every bad seed
 			// it finds rather than its first.
 			t.Errorf("%s\n%+v", s, r)
-			if bad++; bad == maxBad {
-				t.Fatalf("stopped after %d bad schedules", bad)
+			if tally.Bad == maxBad {
+				t.Fatalf("stopped after %d bad schedules", tally.Bad)
 			}
 			continue
 		}
-		if schedules%1000 == 0 {
-			t.Logf("%d schedules, seeds %d to %d, in %v", schedules, seeds[0], seed, time.Since(start).Round(time.Second))
+		if tally.Schedules%1000 == 0 {
+			t.Logf("%d schedules, seeds %d to %d, in %v", tally.Schedules, seeds[0], seed, time.Since(start).Round(time.Second))
 		}
-		for k := range kinds {
-			tot.Injected[k] += r.Injected[k]
-		}
-		if r.LinkLost {
-			lost++
-		}
-		if len(s.Faults) > 0 {
-			faulty++
-		}
-		tot.Ops += r.Ops
-		tot.Failed += r.Failed
-		tot.Damaged += r.Damaged
-		tot.Detected += r.Detected
-		tot.Repaired += r.Repaired
 	}
-	var by string
-	for k := range kinds {
-		by += fmt.Sprintf(" %s %d", Kind(k), tot.Injected[k])
+	for _, line := range tally.Summary() {
+		t.Log(line)
 	}
-	t.Logf("%d schedules (%d over TCP, %d with faults, %d with a link lost or a peer killed): %d bad",
-		schedules, tcp, faulty, lost, bad)
-	t.Logf("faults that hit a frame:%s; detected %d, repaired %d; %d of %d operations failed cleanly; %d unprotected receives delivered damage",
-		by, tot.Detected, tot.Repaired, tot.Failed, tot.Ops, tot.Damaged)
 }

@@ -19,7 +19,13 @@
 // boundary (channel.NewEndpoint), so the engine's own paths run; over TCP
 // by a proxy on loopback between every two ranks (TCPConfig.Dial), so
 // that the real sockets carry the damage; a frame cut short there ends
-// its connection, since on a byte stream nothing else can cut one.
+// its connection, since on a byte stream nothing else can cut one. Over
+// Open MPI, whose ranks are processes of their own, nothing can stand
+// between them: each rank's transport is wrapped
+// (channel.WithTransportWrapper) by one that shapes the frames it sends
+// as the in-process links do, and RunProcess runs one rank of a job and
+// judges it from every rank's report (channel/chaos/mpitest runs that
+// campaign under mpirun; TestFaultWrapper runs it in process).
 //
 // go test runs a short campaign (about a thousand schedules); a long one
 // is go test ./channel/chaos -run Campaign -chaos.n 100000 -timeout 0

@@ -23,8 +23,8 @@ import (
 type injector struct {
 	mu     sync.Mutex
 	faults []Fault
-	seen   map[[3]int]int // (src, dst, control) → frames so far
-	hits   [kinds]int
+	seen   map[[3]int]int      // (src, dst, control) → frames so far
+	hits   map[int]*[kinds]int // by sending rank
 	// openers says whether drops and reorders may hit the frame that
 	// opens a message (they do unless -chaos.openers=false): a lost opener
 	// comes again after later messages, and the channel must still match
@@ -33,7 +33,7 @@ type injector struct {
 }
 
 func newInjector(f []Fault) *injector {
-	return &injector{faults: f, seen: map[[3]int]int{}}
+	return &injector{faults: f, seen: map[[3]int]int{}, hits: map[int]*[kinds]int{}}
 }
 
 func isControl(h channel.Header) bool {
@@ -58,17 +58,23 @@ func (in *injector) decide(src, dst int, h channel.Header) []Kind {
 		}
 		if f.Src == src && f.Dst == dst && f.Control == (c == 1) && f.Nth == n {
 			out = append(out, f.Kind)
-			in.hits[f.Kind]++
+			if in.hits[src] == nil {
+				in.hits[src] = new([kinds]int)
+			}
+			in.hits[src][f.Kind]++
 		}
 	}
 	return out
 }
 
-// Injected returns the faults that hit a frame, by kind.
-func (in *injector) injected() [kinds]int {
+// injected returns the faults that hit a frame rank src sent, by kind.
+func (in *injector) injected(src int) [kinds]int {
 	in.mu.Lock()
 	defer in.mu.Unlock()
-	return in.hits
+	if h := in.hits[src]; h != nil {
+		return *h
+	}
+	return [kinds]int{}
 }
 
 func flipBit(p []byte, seed int) []byte {
@@ -136,6 +142,29 @@ func (t *inTx) Send(ctx context.Context, dst int, h channel.Header, p []byte) er
 	if err := l.brokenBy(); err != nil {
 		return &channel.PeerError{Rank: dst, Err: err}
 	}
+	out, err := l.shape(ctx, faults, h, p)
+	if errors.Is(err, errHeader) {
+		return n.breakLink(src, dst, err)
+	} else if err != nil {
+		return err
+	}
+	for _, f := range out {
+		if err := n.deliver(src, dst, f); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// errHeader is a flip that hit a frame without payload: its header
+// arrives corrupted, which breaks the link.
+var errHeader = errors.New("frame header corrupted (its check failed)")
+
+// shape returns the frames that go in place of frame (h, p) on link l
+// once faults hit it, in order: the frame damaged, lost, doubled or held
+// back, and after it the frame an earlier Reorder held. The caller holds
+// l.mu. A Delay stalls here (ctx's error if it ends first).
+func (l *link) shape(ctx context.Context, faults []Kind, h channel.Header, p []byte) ([]frame, error) {
 	out := []frame{{h, p}}
 	justHeld := false
 	for _, k := range faults {
@@ -145,7 +174,7 @@ func (t *inTx) Send(ctx context.Context, dst int, h channel.Header, p []byte) er
 				continue
 			}
 			if len(p) == 0 {
-				return n.breakLink(src, dst, errors.New("frame header corrupted (its check failed)"))
+				return nil, errHeader
 			}
 			out[0].p = flipBit(out[0].p, int(h.ID)+h.Plen)
 		case Drop:
@@ -160,7 +189,7 @@ func (t *inTx) Send(ctx context.Context, dst int, h channel.Header, p []byte) er
 			select {
 			case <-time.After(delay):
 			case <-ctx.Done():
-				return ctx.Err()
+				return nil, ctx.Err()
 			}
 		case Reorder:
 			if len(out) > 0 && l.held == nil {
@@ -173,12 +202,7 @@ func (t *inTx) Send(ctx context.Context, dst int, h channel.Header, p []byte) er
 		out = append(out, *l.held)
 		l.held = nil
 	}
-	for _, f := range out {
-		if err := n.deliver(src, dst, f); err != nil {
-			return err
-		}
-	}
-	return nil
+	return out, nil
 }
 
 func (n *inNet) deliver(src, dst int, f frame) error {

@@ -55,18 +55,208 @@ func data(seed uint64, id, n int) []byte {
 	return b
 }
 
-type msgResult struct {
-	sendErr, recvErr error
-	sent, received   bool // the send, the receive ran (a killed rank runs neither)
-	ok               bool // the receive delivered the bytes sent
+// outcome is how a send or a receive ended, as the judge needs it.
+type outcome uint8
+
+const (
+	succeeded outcome = iota
+	discarded         // channel.ErrDiscarded: the receiver threw the message away
+	errored           // any other error
+)
+
+func outcomeOf(err error) outcome {
+	switch {
+	case err == nil:
+		return succeeded
+	case errors.Is(err, channel.ErrDiscarded):
+		return discarded
+	}
+	return errored
 }
 
-// Run runs a schedule and checks it. openers lets drops and reorders hit
-// the first frame of a message (see injector).
+// msgResult is a message of a point-to-point step as one rank saw it:
+// the sender fills the send's half, the receiver the receive's.
+type msgResult struct {
+	sent, received bool // the send, the receive ran (a killed rank runs neither)
+	send, recv     outcome
+	ok             bool // the receive delivered the bytes sent
+}
+
+// rankReport is what one rank saw of a schedule. The judge reads the
+// reports of all ranks together; over Open MPI they travel between the
+// processes (encode, decodeReport).
+type rankReport struct {
+	ops, failed int  // operations run, and those that ended in an error
+	wrongColl   int  // collectives (protected) that delivered other bytes than were sent
+	flushErrs   int  // Flush's errors, a discarded message's left out (judged with it)
+	lost        bool // an operation failed because a link broke
+	detected    uint64
+	repaired    uint64
+	injected    [kinds]int // faults that hit a frame this rank sent
+	heap        uint64     // how far the heap grew (in process: one report carries the job's)
+	msgs        [][]msgResult
+}
+
+// runRank runs rank r's part of schedule s on comm (t, its Typed layer,
+// on the "typed" layer), then its Flush. current follows the op it is
+// in, for a hang's report (-1 once done). A rank that the schedule kills
+// closes ep before its op and stops.
+func runRank(ctx context.Context, s Schedule, r int, ep *channel.Endpoint, comm channel.Comm, t *channel.Typed, current *atomic.Int64) *rankReport {
+	rep := &rankReport{msgs: make([][]msgResult, len(s.Ops))}
+	for i, op := range s.Ops {
+		rep.msgs[i] = make([]msgResult, len(op.Msgs))
+	}
+	var lost atomic.Bool
+	note := func(err error) {
+		if err != nil && Trace != nil {
+			fmt.Fprintf(Trace, "chaos: seed %d: rank %d: %v\n", s.Seed, r, err)
+		}
+		if errors.Is(err, channel.ErrPeerLost) || errors.Is(err, channel.ErrClosed) {
+			lost.Store(true)
+		}
+	}
+	defer func() {
+		rep.lost = rep.lost || lost.Load()
+		current.Store(-1)
+	}()
+	for i, op := range s.Ops {
+		current.Store(int64(i))
+		if s.Kill == r && s.KillAt == i {
+			ep.Close()
+			rep.lost = true
+			return rep
+		}
+		octx, ocancel := context.WithTimeout(ctx, opTimeout)
+		n, f, w := runOp(octx, s, i, op, r, comm, t, rep.msgs[i], note)
+		ocancel()
+		rep.ops += n
+		rep.failed += f
+		rep.wrongColl += w
+	}
+	current.Store(int64(len(s.Ops))) // in Flush
+	fctx, fcancel := context.WithTimeout(ctx, opTimeout)
+	defer fcancel()
+	if err := channel.Flush(fctx, comm); err != nil {
+		note(err)
+		errs := []error{err}
+		if j, ok := err.(interface{ Unwrap() []error }); ok {
+			errs = j.Unwrap()
+		}
+		for _, e := range errs {
+			if !errors.Is(e, channel.ErrDiscarded) { // a Short message's, judged with it
+				rep.flushErrs++
+			}
+		}
+	}
+	return rep
+}
+
+// layer puts the schedule's protection layer on ep.
+func layer(s Schedule, ep *channel.Endpoint) (channel.Comm, *channel.Typed) {
+	var c channel.Comm = ep
+	var err error
+	switch s.Layer {
+	case "none":
+		return ep, nil
+	case "checksum":
+		c, err = channel.WithChecksum(ep, channel.Chunk(16<<10))
+	default:
+		c, err = channel.WithMerkle(ep, channel.Segment(2048))
+	}
+	if err != nil {
+		panic(err) // the options are this package's: a bug
+	}
+	if s.Layer == "typed" {
+		return c, channel.WithTypes(c, nil)
+	}
+	return c, nil
+}
+
+// moved returns the bytes a schedule moves, for the memory bound.
+func moved(s Schedule) int64 {
+	var n int64
+	for _, op := range s.Ops {
+		for _, m := range op.Msgs {
+			n += int64(m.Size)
+		}
+		n += int64(op.Size * s.P * s.P)
+	}
+	return n
+}
+
+// heapBound is how far the heap of a job (or of one of its processes) may
+// grow for the bytes it moves.
+func heapBound(moved int64) uint64 { return uint64(64<<20 + 8*moved) }
+
+// judge checks every rank's report of schedule s against the channel's
+// promises and counts what happened.
+func judge(s Schedule, reps []*rankReport) Result {
+	var res Result
+	res.LinkLost = s.Kill >= 0
+	sendFail, recvFail := 0, 0
+	for r, rep := range reps {
+		res.Ops += rep.ops
+		res.Failed += rep.failed
+		res.Wrong += rep.wrongColl
+		res.LinkLost = res.LinkLost || rep.lost
+		res.Detected += rep.detected
+		res.Repaired += rep.repaired
+		for k := range kinds {
+			res.Injected[k] += rep.injected[k]
+		}
+		sendFail += rep.flushErrs
+		if b := heapBound(moved(s)); rep.heap > b && res.Memory == "" {
+			res.Memory = fmt.Sprintf("rank %d: heap grew by %d bytes for %d bytes moved", r, rep.heap, moved(s))
+		}
+	}
+	for i, op := range s.Ops {
+		for j, m := range op.Msgs {
+			// The send's half from its sender, the receive's from its
+			// receiver.
+			snd, rcv := reps[m.Src].msgs[i][j], reps[m.Dst].msgs[i][j]
+			if !snd.sent || !rcv.received {
+				continue // a side died first
+			}
+			switch {
+			case m.Short:
+				// Thrown away by the receiver: its receive fails, the
+				// send fails with a DiscardError or (verified before the
+				// receive came) succeeds.
+				if rcv.recv == succeeded {
+					res.Wrong++
+				}
+				if snd.send == errored {
+					sendFail++
+					recvFail++ // the pair is counted as failed on both sides
+				}
+				continue
+			case rcv.recv == succeeded && !rcv.ok:
+				if s.Layer == "none" {
+					res.Damaged++
+				} else {
+					res.Wrong++
+				}
+			}
+			if snd.send != succeeded {
+				sendFail++
+			}
+			if rcv.recv != succeeded {
+				recvFail++
+			}
+		}
+	}
+	if s.Layer != "none" && !res.LinkLost && sendFail != recvFail {
+		res.Disagree = 1
+	}
+	return res
+}
+
+// Run runs a schedule with all its ranks in this process, and checks it.
+// openers lets drops and reorders hit the first frame of a message (see
+// injector).
 func Run(s Schedule, openers bool) (res Result) {
 	in := newInjector(s.Faults)
 	in.openers = openers
-	opts := []channel.TransportOption{channel.WithProbe(probe)}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	var eps []*channel.Endpoint
@@ -75,7 +265,7 @@ func Run(s Schedule, openers bool) (res Result) {
 	if s.Transport == "tcp" {
 		eps, px, err = newTCP(ctx, s.P, s.Strangers, in, channel.WithProbe(2*probe))
 	} else {
-		eps, _, err = newInProcess(s.P, in, opts...)
+		eps, _, err = newInProcess(s.P, in, channel.WithProbe(probe))
 	}
 	if err != nil {
 		res.Hang = fmt.Sprintf("the job did not form: %v", err)
@@ -100,168 +290,61 @@ func Run(s Schedule, openers bool) (res Result) {
 		closeAll()
 	}()
 
-	comms := make([]channel.Comm, s.P)
-	typed := make([]*channel.Typed, s.P)
-	for r, ep := range eps {
-		switch s.Layer {
-		case "none":
-			comms[r] = ep
-		case "checksum":
-			comms[r], err = channel.WithChecksum(ep, channel.Chunk(16<<10))
-		default:
-			comms[r], err = channel.WithMerkle(ep, channel.Segment(2048))
-		}
-		if err != nil {
-			panic(err) // the options are this package's: a bug
-		}
-		if s.Layer == "typed" {
-			typed[r] = channel.WithTypes(comms[r], nil)
-		}
-	}
-
-	// Message results, by op and message.
-	msgs := make([][]msgResult, len(s.Ops))
-	for i, op := range s.Ops {
-		msgs[i] = make([]msgResult, len(op.Msgs))
-	}
-	var mu sync.Mutex
-	flushErrs := 0
-	var wrongColl, failed, ops int
-	var lost atomic.Bool
-	note := func(err error) {
-		if err != nil && Trace != nil {
-			fmt.Fprintf(Trace, "chaos: seed %d: %v\n", s.Seed, err)
-		}
-		if errors.Is(err, channel.ErrPeerLost) || errors.Is(err, channel.ErrClosed) {
-			lost.Store(true)
-		}
-	}
-	current := make([]atomic.Int64, s.P) // the op each rank is in, for a hang's report
-	var moved int64
-	for _, op := range s.Ops {
-		for _, m := range op.Msgs {
-			moved += int64(m.Size)
-		}
-		moved += int64(op.Size * s.P * s.P)
-	}
-
 	peak := watchHeap()
+	reps := make([]*rankReport, s.P)
+	current := make([]atomic.Int64, s.P) // the op each rank is in, for a hang's report
 	var wg sync.WaitGroup
-	done := make(chan struct{})
 	for r := range s.P {
-		wg.Go(func() {
-			for i, op := range s.Ops {
-				current[r].Store(int64(i))
-				if s.Kill == r && s.KillAt == i {
-					eps[r].Close()
-					lost.Store(true)
-					return
-				}
-				octx, ocancel := context.WithTimeout(ctx, opTimeout)
-				n, f, w := runOp(octx, s, i, op, r, comms[r], typed[r], msgs[i], &mu, note)
-				ocancel()
-				mu.Lock()
-				ops += n
-				failed += f
-				wrongColl += w
-				mu.Unlock()
-			}
-			current[r].Store(-1)
-			fctx, fcancel := context.WithTimeout(ctx, opTimeout)
-			defer fcancel()
-			if err := channel.Flush(fctx, comms[r]); err != nil {
-				note(err)
-				errs := []error{err}
-				if j, ok := err.(interface{ Unwrap() []error }); ok {
-					errs = j.Unwrap()
-				}
-				n := 0
-				for _, e := range errs {
-					if !errors.Is(e, channel.ErrDiscarded) { // a Short message's, judged with it
-						n++
-					}
-				}
-				mu.Lock()
-				flushErrs += n
-				mu.Unlock()
-			}
-		})
+		comm, typed := layer(s, eps[r])
+		wg.Go(func() { reps[r] = runRank(ctx, s, r, eps[r], comm, typed, &current[r]) })
 	}
+	if res.Hang = await(&wg, s, current); res.Hang != "" {
+		return res
+	}
+	reps[0].heap = peak()
+	for r, ep := range eps {
+		st := ep.Stats()
+		reps[r].detected, reps[r].repaired = st.Detected, st.Repaired
+		reps[r].injected = in.injected(r)
+		// Judged as RunProcess judges them, after their encoding, so
+		// that every schedule checks the codec the MPI campaign needs.
+		if reps[r], err = decodeReport(s, reps[r].encode(s)); err != nil {
+			panic(fmt.Sprintf("chaos: rank %d's report: %v", r, err)) // a bug of this package
+		}
+	}
+	return judge(s, reps)
+}
+
+// await waits for the ranks of wg to finish their part of s within the
+// time its operations may take, and else describes the hang.
+func await(wg *sync.WaitGroup, s Schedule, current []atomic.Int64) string {
+	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
 	limit := time.Duration(len(s.Ops)+2)*opTimeout + 5*time.Second
 	select {
 	case <-done:
+		return ""
 	case <-time.After(limit):
-		for r := range s.P {
-			if i := current[r].Load(); i >= 0 {
-				res.Hang = fmt.Sprintf("rank %d still in op %d after %v", r, i, limit)
-				break
-			}
-		}
-		if res.Hang == "" {
-			res.Hang = fmt.Sprintf("a rank still in its Flush after %v", limit)
-		}
-		res.Hang += "\n" + stacks()
-		return res
 	}
-	if p := peak(); p > uint64(64<<20+8*moved) {
-		res.Memory = fmt.Sprintf("heap grew by %d bytes for %d bytes moved", p, moved)
-	}
-
-	res.Injected = in.injected()
-	res.LinkLost = lost.Load() || s.Kill >= 0
-	res.Ops, res.Failed, res.Wrong = ops, failed, wrongColl
-	for _, ep := range eps {
-		st := ep.Stats()
-		res.Detected += st.Detected
-		res.Repaired += st.Repaired
-	}
-	sendFail, recvFail := flushErrs, 0
-	for i, op := range s.Ops {
-		for j, m := range op.Msgs {
-			mr := msgs[i][j]
-			if !mr.sent || !mr.received {
-				continue // a side died first
+	hang := ""
+	for r := range current {
+		if i := current[r].Load(); i >= 0 {
+			where := fmt.Sprintf("op %d", i)
+			if int(i) == len(s.Ops) {
+				where = "its Flush"
 			}
-			switch {
-			case m.Short:
-				// Thrown away by the receiver: its receive fails, the
-				// send fails with a DiscardError or (verified before the
-				// receive came) succeeds.
-				if mr.recvErr == nil {
-					res.Wrong++
-				}
-				if mr.sendErr != nil && !errors.Is(mr.sendErr, channel.ErrDiscarded) {
-					sendFail++
-					recvFail++ // the pair is counted as failed on both sides
-				}
-				continue
-			case mr.recvErr == nil && !mr.ok:
-				if s.Layer == "none" {
-					res.Damaged++
-				} else {
-					res.Wrong++
-				}
-			}
-			if mr.sendErr != nil {
-				sendFail++
-			}
-			if mr.recvErr != nil {
-				recvFail++
-			}
+			hang = fmt.Sprintf("rank %d still in %s after %v", r, where, limit)
+			break
 		}
 	}
-	if s.Layer != "none" && !res.LinkLost && sendFail != recvFail {
-		res.Disagree = 1
-	}
-	return res
+	return hang + "\n" + stacks()
 }
 
 // runOp runs op i on rank r: it returns the operations it ran, how many
 // failed, and how many delivered wrong bytes (collectives; messages are
 // judged from msgs).
 func runOp(ctx context.Context, s Schedule, i int, op Op, r int, c channel.Comm, t *channel.Typed,
-	msgs []msgResult, mu *sync.Mutex, note func(error)) (n, failed, wrong int) {
+	msgs []msgResult, note func(error)) (n, failed, wrong int) {
 	switch op.Coll {
 	case "bcast":
 		want := data(s.Seed, 1000+i, op.Size)
@@ -307,9 +390,7 @@ func runOp(ctx context.Context, s Schedule, i int, op Op, r int, c channel.Comm,
 					err = c.Send(ctx, m.Dst, tag, b)
 				}
 				note(err)
-				mu.Lock()
-				msgs[j].sendErr, msgs[j].sent = err, true
-				mu.Unlock()
+				msgs[j].send, msgs[j].sent = outcomeOf(err), true
 			})
 		}
 	}
@@ -337,18 +418,14 @@ func runOp(ctx context.Context, s Schedule, i int, op Op, r int, c channel.Comm,
 		}
 		note(err)
 		ok := err == nil && st.Len == m.Size && st.Source == m.Src && bytes.Equal(buf[:st.Len], data(s.Seed, tag, m.Size))
-		mu.Lock()
-		msgs[j].recvErr, msgs[j].ok, msgs[j].received = err, ok, true
-		mu.Unlock()
+		msgs[j].recv, msgs[j].ok, msgs[j].received = outcomeOf(err), ok, true
 	}
 	wg.Wait()
-	mu.Lock()
 	for j, m := range op.Msgs {
-		if m.Src == r && msgs[j].sendErr != nil || m.Dst == r && msgs[j].recvErr != nil {
+		if m.Src == r && msgs[j].send != succeeded || m.Dst == r && msgs[j].recv != succeeded {
 			failed++
 		}
 	}
-	mu.Unlock()
 	return n, failed, 0
 }
 

@@ -53,7 +53,7 @@ type Msg struct {
 type Schedule struct {
 	Seed      uint64
 	P         int
-	Transport string // "local" or "tcp"
+	Transport string // "local", "tcp" or "mpi"
 	Layer     string // "none", "checksum", "merkle" or "typed" (datatype stamps over Merkle)
 	Ops       []Op
 	Faults    []Fault
@@ -85,13 +85,32 @@ func (s Schedule) String() string {
 // large, more than a frame.
 var sizes = []int{0, 1, 100, 4000, 40 << 10, 64 << 10, 64<<10 + 1, 200 << 10, 1<<20 + 3}
 
-// Draw makes the schedule of a seed; tcp says whether TCP jobs may be
-// drawn.
+// Draw makes the schedule of a seed for a job in this process; tcp says
+// whether TCP jobs may be drawn.
 func Draw(seed uint64, tcp bool) Schedule {
+	return draw(seed, 0, tcp, "")
+}
+
+// DrawMPI makes the schedule of a seed for a job of p processes over
+// Open MPI (RunProcess): every process draws the same one. It has no
+// strangers (mpirun forms the job).
+func DrawMPI(seed uint64, p int) Schedule {
+	return draw(seed, p, false, "mpi")
+}
+
+// draw makes the schedule of a seed: p ranks (0: drawn, 2 to 4) over
+// transport ("": local, or TCP one time in three if tcp).
+func draw(seed uint64, p int, tcp bool, transport string) Schedule {
 	r := rand.New(rand.NewPCG(seed, 0x5eed))
 	s := Schedule{Seed: seed, P: 2 + r.IntN(3), Transport: "local", Kill: -1}
 	if tcp && r.IntN(3) == 0 {
 		s.Transport = "tcp"
+	}
+	if p > 0 {
+		s.P = p
+	}
+	if transport != "" {
+		s.Transport = transport
 	}
 	s.Layer = []string{"none", "checksum", "merkle", "merkle", "typed"}[r.IntN(5)]
 	size := func() int {

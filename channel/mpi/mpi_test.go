@@ -23,6 +23,7 @@ import (
 
 	"github.com/sigcheck/sigcheck/channel"
 	"github.com/sigcheck/sigcheck/channel/mpi"
+	"github.com/sigcheck/sigcheck/channel/mpi/mpitest"
 )
 
 // These tests run under mpirun, every rank the same tests in the same
@@ -31,16 +32,7 @@ import (
 //	go test -c -tags mpi -o mpi.test ./channel/mpi
 //	mpirun -np 4 ./mpi.test
 func TestMain(m *testing.M) {
-	if os.Getenv("OMPI_COMM_WORLD_SIZE") == "" {
-		fmt.Println("channel/mpi: skipped, not under mpirun: go test -c -tags mpi -o mpi.test ./channel/mpi && mpirun -np 2 ./mpi.test")
-		os.Exit(0)
-	}
-	code := m.Run()
-	if err := mpi.Finalize(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		code = 1
-	}
-	os.Exit(code)
+	mpitest.Main(m, "go test -c -tags mpi -o mpi.test ./channel/mpi && mpirun -np 2 ./mpi.test")
 }
 
 // job connects this rank for one test; at its end, after a barrier (no

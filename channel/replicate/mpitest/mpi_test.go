@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"testing"
 	"time"
 
@@ -18,20 +17,12 @@ import (
 
 	"github.com/sigcheck/sigcheck/channel"
 	"github.com/sigcheck/sigcheck/channel/mpi"
+	"github.com/sigcheck/sigcheck/channel/mpi/mpitest"
 	"github.com/sigcheck/sigcheck/channel/replicate"
 )
 
 func TestMain(m *testing.M) {
-	if os.Getenv("OMPI_COMM_WORLD_SIZE") == "" {
-		fmt.Println("channel/replicate/mpitest: skipped, not under mpirun: go test -c -tags mpi -o replicate-mpi.test ./channel/replicate/mpitest && mpirun -np 6 ./replicate-mpi.test")
-		os.Exit(0)
-	}
-	code := m.Run()
-	if err := mpi.Finalize(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		code = 1
-	}
-	os.Exit(code)
+	mpitest.Main(m, "go test -c -tags mpi -o replicate-mpi.test ./channel/replicate/mpitest && mpirun -np 6 ./replicate-mpi.test")
 }
 
 // world connects this process and makes its replicated Comm of r
