@@ -860,6 +860,9 @@ func (e *engine) ready(ctx context.Context, dst int) error {
 // is told the message is abandoned. The header is a value, and each
 // never sees it, so that it stays off the heap.
 func (e *engine) sendData(ctx context.Context, dst int, h wire.Header, data []byte, chunk int, each func(off int64, p []byte) uint64) error {
+	if bs, ok := e.tx.(batchSender); ok && dst != e.rank && len(data) > chunk {
+		return e.sendBatched(ctx, bs, dst, h, data, chunk, each)
+	}
 	for off := 0; ; {
 		n := min(chunk, len(data)-off)
 		h.Plen, h.Offset = n, int64(off)
@@ -879,6 +882,50 @@ func (e *engine) sendData(ctx context.Context, dst int, h wire.Header, data []by
 			return nil
 		}
 	}
+}
+
+// batchSender is a Transport that writes several frames to one peer in
+// one call (tcpTx: one writev).
+type batchSender interface {
+	sendBatch(ctx context.Context, dst int, hs []wire.Header, ps [][]byte) error
+}
+
+// maxBatch bounds the bytes of the frames sendBatched hands the
+// transport at once: enough that a message of a few chunks goes in one
+// system call, not so much that the receiver waits long for the first
+// byte while the sender hashes the batch.
+const maxBatch = 2 << 20
+
+// sendBatched is sendData over a batchSender: the frames of a message go
+// in batches of up to maxBatch bytes, each batch in one write. Written
+// one by one, a 1 MiB message in 256 KiB chunks cost four system calls,
+// each of which could wait for the socket and then for a processor to
+// come back to (over loopback, 100 µs a chunk against 200 µs for the
+// whole message unchunked).
+func (e *engine) sendBatched(ctx context.Context, bs batchSender, dst int, h wire.Header, data []byte, chunk int, each func(off int64, p []byte) uint64) error {
+	k := min((len(data)+chunk-1)/chunk, max(1, maxBatch/chunk))
+	hs := make([]wire.Header, 0, k)
+	ps := make([][]byte, 0, k)
+	for off := 0; off < len(data); {
+		hs, ps = hs[:0], ps[:0]
+		for ; off < len(data) && len(hs) < k; off += min(chunk, len(data)-off) {
+			n := min(chunk, len(data)-off)
+			h.Plen, h.Offset = n, int64(off)
+			p := data[off : off+n]
+			if each != nil {
+				h.Sum = each(h.Offset, p)
+			}
+			hs, ps = append(hs, h), append(ps, p)
+			h.Kind = wire.KindData
+		}
+		if err := bs.sendBatch(ctx, dst, hs, ps); err != nil {
+			if hs[0].Offset > 0 || len(hs) > 1 {
+				e.abandon(dst, &h)
+			}
+			return err
+		}
+	}
+	return nil
 }
 
 // frame sends one frame to dst (to itself: straight to its own engine).

@@ -117,8 +117,12 @@ type tcpConn struct {
 	hdr  [wire.HeaderSize]byte
 	out  [2][]byte   // header and payload of the frame being written (under wmu)
 	bufs net.Buffers // over out: a field, so that writing allocates nothing
-	once sync.Once
-	link []byte // the link secret of the connection's handshake
+	// A batch of frames being written (sendBatch, under wmu): their
+	// headers, and the header and payload of each.
+	hdrs  []byte
+	batch net.Buffers
+	once  sync.Once
+	link  []byte // the link secret of the connection's handshake
 	// try writes control frames without waiting (trySend; nil: none),
 	// from cbuf (under wmu).
 	try  *tryWriter
@@ -437,6 +441,30 @@ func (t *tcpTx) Send(ctx context.Context, dst int, h wire.Header, payload []byte
 	tc.wmu.Lock()
 	defer tc.wmu.Unlock()
 	h.Put(tc.hdr[:])
+	stop := tc.watch(ctx)
+	tc.out = [2][]byte{tc.hdr[:], payload}
+	tc.bufs = tc.out[:]
+	_, err := tc.bufs.WriteTo(tc.c)
+	tc.out[1] = nil // the caller's buffer is not ours to keep
+	stop()
+	return t.sent(ctx, dst, tc, err)
+}
+
+// sent ends a write to dst: an error breaks the link.
+func (t *tcpTx) sent(ctx context.Context, dst int, tc *tcpConn, err error) error {
+	if err != nil {
+		t.fail(dst, tc, err)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return &PeerError{Rank: dst, Err: err}
+	}
+	return nil
+}
+
+// watch arms the write deadline of tc for a write under ctx (under wmu),
+// and returns what disarms it.
+func (tc *tcpConn) watch(ctx context.Context) (stop func() bool) {
 	// Setting the deadline takes the poller's lock: skipped when it does
 	// not change, as for the sends without one.
 	if dl, _ := ctx.Deadline(); !dl.Equal(tc.wdl) {
@@ -446,24 +474,36 @@ func (t *tcpTx) Send(ctx context.Context, dst int, h wire.Header, payload []byte
 	// A context done mid-write interrupts it; the link is then broken
 	// (half a frame is on the wire) and the peer is lost. (A context that
 	// is never done, as most sends' are, needs no watching.)
-	stop := func() bool { return true }
-	if ctx.Done() != nil {
-		stop = context.AfterFunc(ctx, func() { tc.c.SetWriteDeadline(time.Now()) })
-		tc.wdl = time.Unix(1, 0) // unknown now: the next send sets its own
+	if ctx.Done() == nil {
+		return func() bool { return true }
 	}
-	tc.out = [2][]byte{tc.hdr[:], payload}
-	tc.bufs = tc.out[:]
-	_, err := tc.bufs.WriteTo(tc.c)
-	tc.out[1] = nil // the caller's buffer is not ours to keep
+	tc.wdl = time.Unix(1, 0) // unknown now: the next send sets its own
+	return context.AfterFunc(ctx, func() { tc.c.SetWriteDeadline(time.Now()) })
+}
+
+// sendBatch is batchSender's: the frames go in one writev, in order.
+func (t *tcpTx) sendBatch(ctx context.Context, dst int, hs []wire.Header, ps [][]byte) error {
+	tc := t.conn(dst)
+	if tc == nil {
+		return &PeerError{Rank: dst, Err: errors.New("no connection")}
+	}
+	tc.wmu.Lock()
+	defer tc.wmu.Unlock()
+	if n := len(hs) * wire.HeaderSize; cap(tc.hdrs) < n {
+		tc.hdrs = make([]byte, n)
+	}
+	tc.batch = tc.batch[:0]
+	for i, h := range hs {
+		b := tc.hdrs[i*wire.HeaderSize : (i+1)*wire.HeaderSize]
+		h.Put(b)
+		tc.batch = append(tc.batch, b, ps[i])
+	}
+	stop := tc.watch(ctx)
+	bufs := tc.batch // WriteTo consumes the slice it is given
+	_, err := bufs.WriteTo(tc.c)
+	clear(tc.batch) // the callers' buffers are not ours to keep
 	stop()
-	if err != nil {
-		t.fail(dst, tc, err)
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		return &PeerError{Rank: dst, Err: err}
-	}
-	return nil
+	return t.sent(ctx, dst, tc, err)
 }
 
 // maxTrySend bounds the frames trySend writes: control frames (verdicts,
