@@ -21,7 +21,7 @@ var (
 // A frame is what a transport moves: a fixed 64-byte header and up to
 // MaxFrame bytes of payload. Every field is little-endian:
 //
-//	0   version (1)
+//	0   version (2)
 //	1   kind
 //	2   flags: the checksum algorithm of a checksum-protected data frame, else 0
 //	4   payload length
@@ -43,7 +43,12 @@ var (
 // parity), which carry the id of the message they are about.
 const HeaderSize = 64
 
-const frameVersion = 1
+// frameVersion is what byte 0 says. Version 2 gave bytes 12–15, reserved
+// and zero in version 1, the sequence of a protected message: a version 1
+// peer, whose openers all say 0, would leave a version 2 receiver
+// holding its messages for a gap that never fills, so the two refuse
+// each other's frames instead (ParseHeader's error names both).
+const frameVersion = 2
 
 // Frame kinds.
 const (

@@ -2,10 +2,13 @@ package wire
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"net"
 	"strings"
 	"testing"
+
+	"github.com/zeebo/xxh3"
 )
 
 func TestHandshake(t *testing.T) {
@@ -87,6 +90,15 @@ func TestHeaderChecks(t *testing.T) {
 	}
 	if _, err := ParseHeader(b[:10]); err == nil {
 		t.Error("a short header accepted")
+	}
+
+	// A frame of version 1 (bytes 12–15 reserved, before Seq), with a
+	// header check of its own, is refused by name.
+	good.Put(b)
+	b[0] = 1
+	binary.LittleEndian.PutUint64(b[56:], xxh3.Hash(b[:56]))
+	if _, err := ParseHeader(b); !errors.Is(err, ErrProtocol) || !strings.Contains(err.Error(), "version 1, this build speaks 2") {
+		t.Errorf("a version 1 header: %v", err)
 	}
 }
 
