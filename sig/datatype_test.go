@@ -2,11 +2,14 @@ package sig
 
 import (
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/leanovate/gopter"
 	"github.com/leanovate/gopter/gen"
@@ -462,8 +465,13 @@ func TestFromGoCTypes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "resized(0, 72, struct([1, 1, 1, 1, 1], [0, 8, 32, 36, 56], [int, contiguous(3, double), " +
-		"contiguous(2, unsigned_short), 2int, contiguous(2, contiguous(2, int32_t))]))"
+	// Go's offsets: 0, 8, 32, 36, 56 and 72 bytes in all where a float64
+	// is aligned to 8 (64-bit platforms), 0, 4, 28, 32, 48 and 64 where
+	// to 4 (386, arm).
+	var p particle
+	want := fmt.Sprintf("resized(0, %d, struct([1, 1, 1, 1, 1], [0, %d, %d, %d, %d], [int, contiguous(3, double), "+
+		"contiguous(2, unsigned_short), 2int, contiguous(2, contiguous(2, int32_t))]))",
+		unsafe.Sizeof(p), unsafe.Offsetof(p.Pos), unsafe.Offsetof(p.Kind), unsafe.Offsetof(p.Pair), unsafe.Offsetof(p.Cell))
 	if dt.String() != want {
 		t.Errorf("tags: %s\nwant  %s", dt, want)
 	}
@@ -488,6 +496,9 @@ func TestFromGoCTypes(t *testing.T) {
 	}
 	dt, err = FromValue(all{}, CNames())
 	want = "[signed_char, unsigned_char, short, unsigned_short, int, unsigned, long, unsigned_long, long, unsigned_long, float, double, c_bool]"
+	if strconv.IntSize == 32 { // C's long is LP64's: Go's 32-bit int and uint keep their fixed-size names
+		want = strings.Replace(want, "long, unsigned_long, long, unsigned_long", "long, unsigned_long, int32_t, uint32_t", 1)
+	}
 	if err != nil || !strings.Contains(dt.String(), want) {
 		t.Errorf("CNames: %v %v", dt, err)
 	}
