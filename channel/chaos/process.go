@@ -59,7 +59,7 @@ func RunProcess(s Schedule, openers bool, p Process) (Result, error) {
 	wg.Go(func() { rep = runRank(ctx, s, r, ep, comm, typed, &current[r]) })
 	if hang := await(&wg, s, current); hang != "" {
 		go ep.Close() // a hung goroutine may hold what Close needs
-		return Result{Hang: hang}, nil
+		return Result{Hang: hang}, nil // (rep is the hung goroutine's)
 	}
 	defer ep.Close()
 	// Every rank's operations are over: the counters are whole.
@@ -80,7 +80,9 @@ func RunProcess(s Schedule, openers bool, p Process) (Result, error) {
 			return Result{}, fmt.Errorf("chaos: seed %d: rank %d's report: %w", s.Seed, k, err)
 		}
 	}
-	return judge(s, reps), nil
+	res := judge(s, reps)
+	res.Errors = rep.errs
+	return res, nil
 }
 
 // A report on the wire, little-endian: ops, failed, wrongColl and

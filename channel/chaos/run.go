@@ -27,6 +27,10 @@ type Result struct {
 	Failed   int        // operations that ended in an error (cleanly, within the deadline)
 	Damaged  int        // unprotected receives that delivered damaged bytes (expected under faults)
 	Memory   string     // the heap past its bound, if it went there
+	// Errors are those the operations returned (up to 20 a rank, each
+	// after its rank): in process all ranks', from RunProcess this
+	// process's rank's. They explain a bad schedule without a replay.
+	Errors []string
 
 	Detected, Repaired uint64 // the endpoints' counters
 }
@@ -95,6 +99,7 @@ type rankReport struct {
 	injected    [kinds]int // faults that hit a frame this rank sent
 	heap        uint64     // how far the heap grew (in process: one report carries the job's)
 	msgs        [][]msgResult
+	errs        []string // what the operations returned (Result.Errors); not encoded
 }
 
 // runRank runs rank r's part of schedule s on comm (t, its Typed layer,
@@ -107,10 +112,19 @@ func runRank(ctx context.Context, s Schedule, r int, ep *channel.Endpoint, comm 
 		rep.msgs[i] = make([]msgResult, len(op.Msgs))
 	}
 	var lost atomic.Bool
+	var errMu sync.Mutex
 	note := func(err error) {
-		if err != nil && Trace != nil {
+		if err == nil {
+			return
+		}
+		if Trace != nil {
 			fmt.Fprintf(Trace, "chaos: seed %d: rank %d: %v\n", s.Seed, r, err)
 		}
+		errMu.Lock()
+		if len(rep.errs) < 20 {
+			rep.errs = append(rep.errs, fmt.Sprintf("rank %d: %v", r, err))
+		}
+		errMu.Unlock()
 		if errors.Is(err, channel.ErrPeerLost) || errors.Is(err, channel.ErrClosed) {
 			lost.Store(true)
 		}
@@ -306,13 +320,18 @@ func Run(s Schedule, openers bool) (res Result) {
 		st := ep.Stats()
 		reps[r].detected, reps[r].repaired = st.Detected, st.Repaired
 		reps[r].injected = in.injected(r)
+		errs := reps[r].errs
 		// Judged as RunProcess judges them, after their encoding, so
 		// that every schedule checks the codec the MPI campaign needs.
 		if reps[r], err = decodeReport(s, reps[r].encode(s)); err != nil {
 			panic(fmt.Sprintf("chaos: rank %d's report: %v", r, err)) // a bug of this package
 		}
+		res.Errors = append(res.Errors, errs...)
 	}
-	return judge(s, reps)
+	errs := res.Errors
+	res = judge(s, reps)
+	res.Errors = errs
+	return res
 }
 
 // await waits for the ranks of wg to finish their part of s within the

@@ -88,10 +88,11 @@ func TestCampaignMPI(t *testing.T) {
 		}
 		tally.Add(s, r)
 		if r.Bad() {
+			// Every process judged it bad; each says what its rank saw.
 			if rank == 0 {
 				t.Errorf("%s\n%+v", s, r)
 			} else {
-				t.Fail()
+				t.Errorf("seed %d, rank %d's errors: %q", s.Seed, rank, r.Errors)
 			}
 			if tally.Bad == maxBad {
 				t.Fatalf("stopped after %d bad schedules", tally.Bad)
