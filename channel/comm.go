@@ -75,6 +75,13 @@ var (
 	ErrUnauthenticated = wire.ErrUnauthenticated
 	// ErrCorrupted: data arrived corrupted and could not be repaired.
 	ErrCorrupted = errors.New("channel: corrupted data not repaired")
+	// ErrSilent: a protected send's receiver said nothing through all of
+	// the sender's probes (WithProbe), over a link still up. The receiver
+	// may have the message, whole: a peer too slow to answer (a process
+	// starved of processor time) looks the same from here as one that
+	// lost it, and no protocol can tell the sender which (the two
+	// generals). The send is over; the receive ends on its own terms.
+	ErrSilent = errors.New("channel: no word from the receiver")
 )
 
 // PeerError says which peer was lost and why.

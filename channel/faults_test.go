@@ -14,6 +14,7 @@ import (
 	"github.com/leanovate/gopter/prop"
 
 	"github.com/sigcheck/sigcheck/channel"
+	"github.com/sigcheck/sigcheck/channel/channeltest"
 )
 
 // Tests over transports written for them on the exported boundary, each
@@ -370,5 +371,56 @@ func TestDuplicatedLastAnswer(t *testing.T) {
 	}
 	if st := channel.StatsOf(comms[1]); st.Detected == 0 || st.Repaired == 0 {
 		t.Fatalf("no descent: %+v", st)
+	}
+}
+
+// muteTx loses every frame its rank sends.
+type muteTx struct{ channel.Transport }
+
+func (muteTx) Send(context.Context, int, channel.Header, []byte) error { return nil }
+
+// TestSilentReceiver: a receiver that gets a protected message whole but
+// whose every word back is lost (its verdicts, its answers to the
+// probes) leaves its sender with ErrSilent after the probes — not
+// ErrCorrupted, since nothing says the data came damaged — while its
+// receive succeeds. A blocking send returns it, an eager one's Flush.
+func TestSilentReceiver(t *testing.T) {
+	for _, size := range []int{1000, channel.EagerLimit + 1} {
+		eps, err := channel.NewLocal(2, channel.WithProbe(2*time.Millisecond),
+			channel.WithTransportWrapper(func(rank int, tx channel.Transport) channel.Transport {
+				if rank == 1 {
+					return muteTx{tx}
+				}
+				return tx
+			}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, _ := channel.WithChecksum(eps[0])
+		b, _ := channel.WithChecksum(eps[1])
+		msg := bytes.Repeat([]byte{7}, size)
+		err = channeltest.Run(t, 2, 20*time.Second, nil, func(ctx context.Context, r int) error {
+			if r == 1 {
+				buf := make([]byte, size)
+				if _, err := b.Recv(ctx, 0, 1, buf); err != nil || !bytes.Equal(buf, msg) {
+					return fmt.Errorf("the receive: %v", err)
+				}
+				return nil
+			}
+			err := a.Send(ctx, 1, 1, msg)
+			if err == nil {
+				err = channel.Flush(ctx, a)
+			}
+			if !errors.Is(err, channel.ErrSilent) || errors.Is(err, channel.ErrCorrupted) {
+				return fmt.Errorf("%d bytes: the sender ended with %v, want ErrSilent", size, err)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Error(err)
+		}
+		for _, ep := range eps {
+			ep.Close()
+		}
 	}
 }

@@ -295,7 +295,7 @@ func (p *pending) fail(err error) {
 }
 
 // errNoWord: nothing came within the wait given to next.
-var errNoWord = errors.New("channel: no word from the receiver")
+var errNoWord = errors.New("channel: no word yet from the receiver")
 
 // next returns the next control event, waiting for it at most wait
 // (errNoWord) or until ctx is done.
@@ -433,8 +433,9 @@ func untriple(p []byte, sum uint64, ok bool) ([]byte, bool) {
 // has said nothing yet, takes the rest of the message as lost (links
 // keep order: every frame sent before the probe has come) and asks for
 // it. The wait doubles up to 8 times the first (WithProbe); after
-// maxProbes the send fails. One lost frame costs one round trip after
-// the timer, not a deadline.
+// maxProbes unanswered the send ends with ErrSilent (about 7.75 s at the
+// default wait). One lost frame costs one round trip after the timer,
+// not a deadline.
 const (
 	DefaultProbe = 250 * time.Millisecond
 	maxProbes    = 6
@@ -772,7 +773,7 @@ func (s *sender) await(ctx context.Context, ps *pending) error {
 		if errors.Is(err, errNoWord) {
 			if probes++; probes > maxProbes {
 				s.e.abandon(s.dst, &s.h)
-				return fmt.Errorf("%w: message %d to rank %d: no word from the receiver after %d probes", ErrCorrupted, s.h.ID, s.dst, maxProbes)
+				return fmt.Errorf("%w after %d probes (message %d to rank %d; it may have arrived)", ErrSilent, maxProbes, s.h.ID, s.dst)
 			}
 			wait = min(2*wait, 8*first)
 			h := s.ctlHeader(wire.KindAgain)

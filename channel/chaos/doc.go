@@ -11,8 +11,10 @@
 //     what was sent;
 //   - on a protected layer, sender and receiver agree: as many sends fail
 //     as receives (Send's error, or Flush's for an eager send), unless the
-//     link itself broke, where no protocol can tell the sender what the
-//     receiver got (the two generals), which is counted apart;
+//     link itself broke, or a receiver said nothing through all of a
+//     sender's probes (channel.ErrSilent: a process starved of processor
+//     time), where no protocol can tell the sender what the receiver got
+//     (the two generals); those are counted apart;
 //   - the heap stays within a bound of the bytes the job moves.
 //
 // In process the faults are made by a transport written on the exported

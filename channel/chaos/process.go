@@ -58,7 +58,7 @@ func RunProcess(s Schedule, openers bool, p Process) (Result, error) {
 	var wg sync.WaitGroup
 	wg.Go(func() { rep = runRank(ctx, s, r, ep, comm, typed, &current[r]) })
 	if hang := await(&wg, s, current); hang != "" {
-		go ep.Close() // a hung goroutine may hold what Close needs
+		go ep.Close()                  // a hung goroutine may hold what Close needs
 		return Result{Hang: hang}, nil // (rep is the hung goroutine's)
 	}
 	defer ep.Close()
@@ -86,7 +86,7 @@ func RunProcess(s Schedule, openers bool, p Process) (Result, error) {
 }
 
 // A report on the wire, little-endian: ops, failed, wrongColl and
-// flushErrs (4 bytes each), lost (1), detected, repaired and heap (8
+// flushErrs (4 bytes each), lost and silent (1: bits 0 and 1), detected, repaired and heap (8
 // each), the faults injected by kind (4 each), then a byte per message of
 // the schedule, op by op: bit 0 sent, 1 received, 2 ok, 3–4 the send's
 // outcome, 5–6 the receive's.
@@ -105,11 +105,14 @@ func (rep *rankReport) encode(s Schedule) []byte {
 	for _, v := range []int{rep.ops, rep.failed, rep.wrongColl, rep.flushErrs} {
 		b = binary.LittleEndian.AppendUint32(b, uint32(v))
 	}
-	lost := byte(0)
+	var flags byte
 	if rep.lost {
-		lost = 1
+		flags |= 1
 	}
-	b = append(b, lost)
+	if rep.silent {
+		flags |= 2
+	}
+	b = append(b, flags)
 	for _, v := range []uint64{rep.detected, rep.repaired, rep.heap} {
 		b = binary.LittleEndian.AppendUint64(b, v)
 	}
@@ -143,10 +146,10 @@ func decodeReport(s Schedule, b []byte) (*rankReport, error) {
 	u32 := func() int { v := binary.LittleEndian.Uint32(b); b = b[4:]; return int(v) }
 	u64 := func() uint64 { v := binary.LittleEndian.Uint64(b); b = b[8:]; return v }
 	rep := &rankReport{ops: u32(), failed: u32(), wrongColl: u32(), flushErrs: u32()}
-	if b[0] > 1 {
-		return nil, fmt.Errorf("lost is %d", b[0])
+	if b[0] > 3 {
+		return nil, fmt.Errorf("flags %#x", b[0])
 	}
-	rep.lost, b = b[0] == 1, b[1:]
+	rep.lost, rep.silent, b = b[0]&1 != 0, b[0]&2 != 0, b[1:]
 	rep.detected, rep.repaired, rep.heap = u64(), u64(), u64()
 	for k := range rep.injected {
 		rep.injected[k] = u32()

@@ -23,10 +23,15 @@ type Result struct {
 	Wrong    int        // receives on a protected layer that delivered other bytes than were sent
 	Disagree int        // protected transfers whose sides disagree with no link lost
 	LinkLost bool       // a link broke (a frame refused, a peer killed): agreement is not asked then
-	Ops      int        // operations run, on all ranks
-	Failed   int        // operations that ended in an error (cleanly, within the deadline)
-	Damaged  int        // unprotected receives that delivered damaged bytes (expected under faults)
-	Memory   string     // the heap past its bound, if it went there
+	// Silent: a protected send ended with channel.ErrSilent, its
+	// receiver having said nothing through all its probes (a process
+	// starved of processor time): the sender cannot know what the
+	// receiver got, and agreement is not asked either.
+	Silent  bool
+	Ops     int    // operations run, on all ranks
+	Failed  int    // operations that ended in an error (cleanly, within the deadline)
+	Damaged int    // unprotected receives that delivered damaged bytes (expected under faults)
+	Memory  string // the heap past its bound, if it went there
 	// Errors are those the operations returned (up to 20 a rank, each
 	// after its rank): in process all ranks', from RunProcess this
 	// process's rank's. They explain a bad schedule without a replay.
@@ -94,6 +99,7 @@ type rankReport struct {
 	wrongColl   int  // collectives (protected) that delivered other bytes than were sent
 	flushErrs   int  // Flush's errors, a discarded message's left out (judged with it)
 	lost        bool // an operation failed because a link broke
+	silent      bool // a send ended with channel.ErrSilent
 	detected    uint64
 	repaired    uint64
 	injected    [kinds]int // faults that hit a frame this rank sent
@@ -111,7 +117,7 @@ func runRank(ctx context.Context, s Schedule, r int, ep *channel.Endpoint, comm 
 	for i, op := range s.Ops {
 		rep.msgs[i] = make([]msgResult, len(op.Msgs))
 	}
-	var lost atomic.Bool
+	var lost, silent atomic.Bool
 	var errMu sync.Mutex
 	note := func(err error) {
 		if err == nil {
@@ -128,9 +134,13 @@ func runRank(ctx context.Context, s Schedule, r int, ep *channel.Endpoint, comm 
 		if errors.Is(err, channel.ErrPeerLost) || errors.Is(err, channel.ErrClosed) {
 			lost.Store(true)
 		}
+		if errors.Is(err, channel.ErrSilent) {
+			silent.Store(true)
+		}
 	}
 	defer func() {
 		rep.lost = rep.lost || lost.Load()
+		rep.silent = silent.Load()
 		current.Store(-1)
 	}()
 	for i, op := range s.Ops {
@@ -213,6 +223,7 @@ func judge(s Schedule, reps []*rankReport) Result {
 		res.Failed += rep.failed
 		res.Wrong += rep.wrongColl
 		res.LinkLost = res.LinkLost || rep.lost
+		res.Silent = res.Silent || rep.silent
 		res.Detected += rep.detected
 		res.Repaired += rep.repaired
 		for k := range kinds {
@@ -259,7 +270,7 @@ func judge(s Schedule, reps []*rankReport) Result {
 			}
 		}
 	}
-	if s.Layer != "none" && !res.LinkLost && sendFail != recvFail {
+	if s.Layer != "none" && !res.LinkLost && !res.Silent && sendFail != recvFail {
 		res.Disagree = 1
 	}
 	return res

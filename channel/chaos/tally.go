@@ -14,6 +14,7 @@ type Tally struct {
 	Transport map[string]int // schedules by transport
 	Faulty    int            // with at least one fault drawn
 	Lost      int            // with a link lost or a peer killed
+	Silent    int            // with a receiver silent through a sender's probes (ErrSilent)
 	Sum       Result
 }
 
@@ -33,6 +34,9 @@ func (t *Tally) Add(s Schedule, r Result) {
 	}
 	if r.LinkLost {
 		t.Lost++
+	}
+	if r.Silent {
+		t.Silent++
 	}
 	for k := range kinds {
 		t.Sum.Injected[k] += r.Injected[k]
@@ -56,8 +60,8 @@ func (t *Tally) Summary() [2]string {
 		over = append(over, fmt.Sprintf("%d %s", t.Transport[tr], tr))
 	}
 	return [2]string{
-		fmt.Sprintf("%d schedules (%s; %d with faults, %d with a link lost or a peer killed): %d bad",
-			t.Schedules, strings.Join(over, ", "), t.Faulty, t.Lost, t.Bad),
+		fmt.Sprintf("%d schedules (%s; %d with faults, %d with a link lost or a peer killed, %d with a receiver silent through a sender's probes): %d bad",
+			t.Schedules, strings.Join(over, ", "), t.Faulty, t.Lost, t.Silent, t.Bad),
 		fmt.Sprintf("faults that hit a frame:%s; detected %d, repaired %d; %d of %d operations failed cleanly; %d unprotected receives delivered damage",
 			by, t.Sum.Detected, t.Sum.Repaired, t.Sum.Failed, t.Sum.Ops, t.Sum.Damaged),
 	}
