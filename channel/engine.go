@@ -52,6 +52,9 @@ type engine struct {
 	eagerIdle  []chan struct{}          // Flush calls waiting for eagerN to be 0
 	eagerErrs  []error                  // eager sends that failed since the last Flush (a few)
 	lost       []error                  // per peer, once it is gone
+	freeMsgs   []*message               // messages done with, for the next ones (recycle.go)
+	freeReqs   []*recvReq               // receives done with (recycle.go)
+	freeSends  []*sender                // protected sends done with (recycle.go)
 	colls      map[uint32]uint32        // per context, the number of the next collective call (coll.go)
 	seqOut     map[peerCtx]uint32       // per destination and protected context, the Seq of the next message (order.go)
 	orders     map[peerCtx]*order       // per source and protected context, the order of its messages (order.go)
@@ -78,11 +81,14 @@ type message struct {
 	direct  bool       // its bytes go straight into recv.buf
 	discard bool       // its bytes are thrown away (truncated or abandoned)
 	writing sync.Mutex // held while a transport writes into recv.buf
-	g       *guard     // the protection protocol's state, on a protected context
+	g       *guard     // the protection protocol's state, on a protected context: &gs
+	gs      guard      // g's storage: one object for both
 	stamp   stamp      // its datatype stamp, if the sender gave one (Typed)
 	done    bool       // whole, and verified if protected
 	err     error      // why it could not be delivered
 	filling bool       // a transport writes a frame into own: who drops the message leaves own to it (arriveData)
+
+	repairing int // goroutines writing a resent part into it (arriveRepair): it is not recycled meanwhile
 }
 
 // stamp is a message's datatype stamp as it arrived (Typed).
@@ -92,10 +98,15 @@ type stamp struct {
 }
 
 type recvReq struct {
-	ctx      uint32
-	src      int
-	tag      int64
-	buf      []byte
+	ctx uint32
+	src int
+	tag int64
+	buf []byte
+	// ready gets one token when the receive is finished (finish). It has
+	// room for it, so finish never blocks; the goroutine waiting for the
+	// receive takes it, and puts it back if it only looked (progress).
+	// A token rather than a close, so that the channel is made once and
+	// serves every receive the recvReq is recycled for (recycle.go).
 	ready    chan struct{}
 	finished bool
 	msg      *message
@@ -173,7 +184,7 @@ func (r *recvReq) finish(m *message, err error) {
 		return
 	}
 	r.finished, r.msg, r.err = true, m, err
-	close(r.ready)
+	r.ready <- struct{}{} // never blocks: see ready
 	if w := r.wake.Load(); w != nil {
 		(*w)() // finished from elsewhere (a peer lost, a held message bound late)
 	}
@@ -292,6 +303,19 @@ func (e *engine) arriveNow(src int, h wire.Header, fill func([]byte) error) erro
 	case wire.KindRepair:
 		return e.arriveRepair(src, h, fill)
 	}
+	if h.Plen <= ctlBufSize {
+		// Read into a lent buffer (a verdict, a probe, a small ask): most
+		// control frames, one or more per protected message, would
+		// otherwise each allocate its payload.
+		b := ctlBufs.Get().(*[ctlBufSize]byte)
+		payload := b[:h.Plen]
+		err := fill(payload)
+		if err == nil {
+			err = e.arriveControl(src, h, payload, xxh3.Hash(payload) == h.Sum)
+		}
+		ctlBufs.Put(b)
+		return err
+	}
 	payload, err := readSmall(h.Plen, fill)
 	if err != nil {
 		return err
@@ -334,20 +358,19 @@ func (e *engine) arriveData(src int, h wire.Header, fill func([]byte) error) err
 			_, err := readSmall(h.Plen, fill)
 			return err
 		}
-		m = &message{src: src, ctx: h.Ctx, tag: h.Tag, id: h.ID, total: h.Total}
+		m = e.newMessage(src, h)
 		if st, ok := e.stamps[k]; ok {
 			m.stamp = st
 			delete(e.stamps, k)
 		}
 		stamped := h.Flags&flagStamped != 0
 		if p := e.prot[h.Ctx]; p != nil && src != e.rank {
-			g, err := newGuard(p, h)
-			if err != nil {
+			if err := m.gs.open(p, h); err != nil {
 				e.mu.Unlock()
 				return err
 			}
-			g.needStamp = stamped && !m.stamp.ok
-			m.g = g
+			m.gs.needStamp = stamped && !m.stamp.ok
+			m.g = &m.gs
 		}
 		if m.g == nil {
 			e.bind(m)
@@ -582,12 +605,12 @@ func (e *engine) post(ctxID uint32, src int, tag int64, buf []byte) (*recvReq, e
 }
 
 func (e *engine) postLocked(ctxID uint32, src int, tag int64, buf []byte) (r *recvReq, told bool, err error) {
-	r = &recvReq{ctx: ctxID, src: src, tag: tag, buf: buf, ready: make(chan struct{})}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.closed {
 		return nil, false, ErrClosed
 	}
+	r = e.newRecvReq(ctxID, src, tag, buf)
 	for _, m := range e.unexpected {
 		if m.recv == nil && !m.discard && m.matches(ctxID, src, tag) {
 			m.recv = r
@@ -633,9 +656,13 @@ func (e *engine) wait(ctx context.Context, r *recvReq) (Status, stamp, error) {
 	}
 	if !m.direct {
 		copy(buf, m.own)
-		e.release(m)
 	}
-	return st, m.stamp, nil
+	sp := m.stamp
+	e.mu.Lock()
+	e.release(m)
+	e.recycleRecv(r, m) // the next receive and message take them
+	e.mu.Unlock()
+	return st, sp, nil
 }
 
 // block waits until r is finished, or withdraws it when ctx is done

@@ -212,6 +212,7 @@ type pending struct {
 	first [2]ctlEvent // q's array until more are queued: most sends hear one verdict
 	err   error
 	wake  chan struct{}
+	timer *time.Timer // next's wait, made on the first and reused (kept when the sender is recycled)
 
 	// An eager send (see sendProtected) has returned to its caller: its
 	// sender is served from here, by arriveControl, under the engine's
@@ -300,10 +301,10 @@ var errNoWord = errors.New("channel: no word from the receiver")
 // next returns the next control event, waiting for it at most wait
 // (errNoWord) or until ctx is done.
 func (p *pending) next(ctx context.Context, wait time.Duration) (ctlEvent, error) {
-	var timer *time.Timer
+	armed := false // p.timer runs for this call
 	defer func() {
-		if timer != nil {
-			timer.Stop()
+		if armed {
+			p.timer.Stop()
 		}
 	}()
 	for {
@@ -325,12 +326,21 @@ func (p *pending) next(ctx context.Context, wait time.Duration) (ctlEvent, error
 		if err != nil {
 			return ctlEvent{}, err
 		}
-		if timer == nil {
-			timer = time.NewTimer(wait)
+		if !armed {
+			// One timer for all of a send's waits: only the goroutine
+			// serving the send (its own, or background) waits here, and
+			// since Go 1.23 a timer stopped or reset never delivers a
+			// stale tick.
+			if p.timer == nil {
+				p.timer = time.NewTimer(wait)
+			} else {
+				p.timer.Reset(wait)
+			}
+			armed = true
 		}
 		select {
 		case <-wake:
-		case <-timer.C:
+		case <-p.timer.C:
 			return ctlEvent{}, errNoWord
 		case <-ctx.Done():
 			return ctlEvent{}, ctx.Err()
@@ -484,19 +494,20 @@ func (e *engine) sendProtected(ctx context.Context, p *protection, ctxID uint32,
 	if err := e.ready(ctx, dst); err != nil {
 		return err
 	}
-	s := &sender{e: e, p: p, dst: dst, data: data, stamp: stamp,
-		h: wire.Header{Kind: wire.KindMsg, Ctx: ctxID, Tag: tag, ID: e.nextID.Add(1), Total: int64(len(data))}}
-	k := msgKey{dst, s.h.ID}
-	ps := &s.ps
-	ps.init()
+	id := e.nextID.Add(1)
+	k := msgKey{dst, id}
 	eager := len(data) <= EagerLimit && e.eagerBytes.Add(int64(len(data))) <= eagerBudget
 	if len(data) <= EagerLimit && !eager {
 		e.eagerBytes.Add(-int64(len(data)))
 	}
-	s.eager = eager // its bytes are counted in eagerBytes
 	e.mu.Lock()
+	s := e.newSender()
+	s.e, s.p, s.dst, s.data, s.stamp = e, p, dst, data, stamp
+	s.h = wire.Header{Kind: wire.KindMsg, Ctx: ctxID, Tag: tag, ID: id, Total: int64(len(data)), Seq: e.nextSeq(dst, ctxID)}
+	s.eager = eager // its bytes are counted in eagerBytes
+	ps := &s.ps
+	ps.init()
 	e.sends[k] = ps
-	s.h.Seq = e.nextSeq(dst, ctxID)
 	e.mu.Unlock()
 	err := e.sendStamp(ctx, dst, &s.h, stamp)
 	if err == nil {
@@ -517,6 +528,7 @@ func (e *engine) sendProtected(ctx context.Context, p *protection, ctxID uint32,
 		if verified {
 			delete(e.sends, k)
 			e.eagerBytes.Add(-int64(len(data)))
+			e.recycleSender(s) // out of e.sends, and no goroutine serves it
 		}
 		e.mu.Unlock()
 		if verified {
@@ -562,17 +574,21 @@ func (e *engine) sendProtected(ctx context.Context, p *protection, ctxID uint32,
 	return nil
 }
 
-// finish forgets a send: its pending state and its eager copy.
+// finish forgets a send that its own goroutine served to the end: its
+// pending state and its eager copy; s is recycled, and not to be used
+// after.
 func (s *sender) finish(ps *pending) {
-	k := msgKey{s.dst, s.h.ID}
-	s.e.mu.Lock()
-	if s.e.sends[k] == ps {
-		delete(s.e.sends, k)
-	}
-	s.e.mu.Unlock()
+	e := s.e
 	if s.eager {
-		s.e.eagerBytes.Add(-int64(len(s.data)))
+		e.eagerBytes.Add(-int64(len(s.data)))
 	}
+	k := msgKey{s.dst, s.h.ID}
+	e.mu.Lock()
+	if e.sends[k] == ps {
+		delete(e.sends, k)
+	}
+	e.recycleSender(s)
+	e.mu.Unlock()
 }
 
 // background serves an eager send's receiver after Send has returned.
@@ -945,6 +961,8 @@ func (s *sender) ask(ctx context.Context, b []byte, asked int64) error {
 
 // arriveControl routes a control frame to the send or the message it is
 // about; one about nothing known (late, or after a failure) is dropped.
+// The payload is lent for the call (arriveNow's buffer): what is kept of
+// it is copied (keep).
 func (e *engine) arriveControl(src int, h wire.Header, payload []byte, ok bool) error {
 	k := msgKey{src, h.ID}
 	e.mu.Lock()
@@ -961,7 +979,7 @@ func (e *engine) arriveControl(src int, h wire.Header, payload []byte, ok bool) 
 		}
 		if m := e.inflight[k]; m != nil { // asked again
 			if m.g != nil && !m.g.discarded {
-				m.g.onStamp(e, m, stamp{payload, ok})
+				m.g.onStamp(e, m, stamp{keep(payload), ok})
 			}
 			return nil
 		}
@@ -974,7 +992,7 @@ func (e *engine) arriveControl(src int, h wire.Header, payload []byte, ok bool) 
 		if len(payload) > maxStampSize {
 			return fmt.Errorf("%w: rank %d sent a datatype stamp of %d bytes, the limit is %d", ErrProtocol, src, len(payload), maxStampSize)
 		}
-		e.stamps[k] = stamp{payload, ok}
+		e.stamps[k] = stamp{keep(payload), ok}
 		return nil
 	}
 	toSender := h.Kind == wire.KindAsk || h.Kind == wire.KindVerdict || h.Kind == wire.KindAgain && h.Offset == againToSender
@@ -987,7 +1005,13 @@ func (e *engine) arriveControl(src int, h wire.Header, payload []byte, ok bool) 
 			if ps.eager != nil && !ps.started && ev.isOK() {
 				e.eagerEnd(k, ps, nil) // the usual end of an eager send: no goroutine
 				ps.eager.data = keepEagerCopy(ps.eager.data)
+				e.recycleSender(ps.eager) // out of e.sends, its Send returned, no goroutine
 				return nil
+			}
+			if ev.isOK() {
+				ev.payload = okVerdict // the payload is only lent; this says the same
+			} else {
+				ev.payload = keep(ev.payload)
 			}
 			ps.push(ev)
 			if ps.eager != nil && !ps.started {
@@ -1023,7 +1047,7 @@ func (e *engine) arriveControl(src int, h wire.Header, payload []byte, ok bool) 
 			} else if h.ID > e.forgotten[src] && h.ID >= w.base && !w.seen(h.ID) {
 				// Lost while later messages came: sent again now it
 				// would be matched out of order, so the send fails.
-				e.ctl.push(src, wire.Header{Kind: wire.KindVerdict, Ctx: h.Ctx, Tag: h.Tag, ID: h.ID, Total: h.Total, Flags: flagTriple}, triples[string(failVerdict)])
+				e.ctl.push(src, wire.Header{Kind: wire.KindVerdict, Ctx: h.Ctx, Tag: h.Tag, ID: h.ID, Total: h.Total, Flags: flagTriple}, failTriple)
 			}
 		}
 		return nil
@@ -1046,6 +1070,15 @@ func (e *engine) arriveControl(src int, h wire.Header, payload []byte, ok bool) 
 		m.g.resendLast(e, m)
 	}
 	return nil
+}
+
+// keep returns a copy of a lent payload, to keep (nil if empty, as an
+// empty payload was read before payloads were lent).
+func keep(b []byte) []byte {
+	if len(b) == 0 {
+		return nil
+	}
+	return bytes.Clone(b)
 }
 
 // maxStamps bounds the stamps waiting for their messages, and
