@@ -32,13 +32,18 @@ type engine struct {
 	probe      time.Duration // WithProbe
 	held       atomic.Int64  // bytes of unexpected messages' whole-length buffers, within limit
 	stats      counters
-	ctl        *ctlQueue // control frames, sent off the transport's goroutines
+	ctl        *ctlQueue   // control frames, sent off the transport's goroutines
+	broken     atomic.Bool // closed, or a peer lost: ready looks under mu
+	// settled holds the contexts registered with no frame of theirs
+	// parked (register ends with it), copied on write: park lets their
+	// frames through without taking mu.
+	settled atomic.Pointer[map[uint32]bool]
 
 	mu         sync.Mutex
 	posted     []*recvReq          // receives waiting, in the order posted
 	unexpected []*message          // messages no receive has taken yet, in arrival order
 	inflight   map[msgKey]*message // messages not yet whole (or not yet verified)
-	sends      map[msgKey]*pending // protected sends waiting for their verdict, by (destination, id)
+	sends      map[uint64]*pending // protected sends waiting for their verdict, by id (unique among this rank's messages; pending.dst says to whom)
 	prot       map[uint32]*protection
 	parked     map[uint32][]parkedFrame // frames of contexts not created yet (park)
 	parkedN    int64                    // their payload bytes, within limit
@@ -55,6 +60,7 @@ type engine struct {
 	freeMsgs   []*message               // messages done with, for the next ones (recycle.go)
 	freeReqs   []*recvReq               // receives done with (recycle.go)
 	freeSends  []*sender                // protected sends done with (recycle.go)
+	retired    atomic.Pointer[recvReq]  // a receive that has returned, with its message, to recycle (recycle.go)
 	colls      map[uint32]uint32        // per context, the number of the next collective call (coll.go)
 	seqOut     map[peerCtx]uint32       // per destination and protected context, the Seq of the next message (order.go)
 	orders     map[peerCtx]*order       // per source and protected context, the order of its messages (order.go)
@@ -137,11 +143,12 @@ func (e *engine) init(inline bool) {
 // so that a transport may report a peer lost (Frames.Lost) from the
 // start.
 func (e *engine) initState() {
-	e.inflight, e.sends = map[msgKey]*message{}, map[msgKey]*pending{}
+	e.inflight, e.sends = map[msgKey]*message{}, map[uint64]*pending{}
 	e.prot, e.parked, e.lost = map[uint32]*protection{}, map[uint32][]parkedFrame{}, make([]error, e.size)
 	e.forgotten = make([]uint64, e.size)
 	e.colls = map[uint32]uint32{}
 	e.seqOut, e.orders = map[peerCtx]uint32{}, map[peerCtx]*order{}
+	e.settled.Store(&map[uint32]bool{})
 }
 
 // nextColl numbers the next collective call on context ctx (coll.go), and
@@ -219,6 +226,9 @@ const maxParkedContexts = 1024
 // that is not parked is to be handled now, its payload read with the
 // fill park returns.
 func (e *engine) park(src int, h wire.Header, fill func([]byte) error) (bool, func([]byte) error, error) {
+	if (*e.settled.Load())[h.Ctx] {
+		return false, fill, nil // known, and nothing parked: as below, without the lock
+	}
 	e.mu.Lock()
 	_, known := e.prot[h.Ctx]
 	_, replaying := e.parked[h.Ctx]
@@ -274,6 +284,7 @@ func (e *engine) register(id uint32, p *protection) {
 		q, ok := e.parked[id]
 		if !ok || len(q) == 0 {
 			delete(e.parked, id)
+			e.settle(id)
 			e.mu.Unlock()
 			return
 		}
@@ -294,6 +305,20 @@ func (e *engine) register(id uint32, p *protection) {
 			e.ctl.flush()
 		}
 	}
+}
+
+// settle adds id to the settled contexts: registered, and none of its
+// frames parked or being replayed — which stays so, since frames are
+// parked only for contexts unknown or replaying. Under e.mu (which
+// orders the writers of settled).
+func (e *engine) settle(id uint32) {
+	old := *e.settled.Load()
+	m := make(map[uint32]bool, len(old)+1)
+	for k := range old {
+		m[k] = true
+	}
+	m[id] = true
+	e.settled.Store(&m)
 }
 
 func (e *engine) arriveNow(src int, h wire.Header, fill func([]byte) error) error {
@@ -656,12 +681,10 @@ func (e *engine) wait(ctx context.Context, r *recvReq) (Status, stamp, error) {
 	}
 	if !m.direct {
 		copy(buf, m.own)
+		e.release(m)
 	}
 	sp := m.stamp
-	e.mu.Lock()
-	e.release(m)
-	e.recycleRecv(r, m) // the next receive and message take them
-	e.mu.Unlock()
+	e.retire(r) // for the next receive and message, if nothing refers to them
 	return st, sp, nil
 }
 
@@ -776,6 +799,7 @@ func (e *engine) lose(peer int, err error) {
 	}
 	e.lost[peer] = err
 	e.anyLost = true
+	e.broken.Store(true)
 	e.dropOrders(peer)
 	pe := &PeerError{Rank: peer, Err: err}
 	e.posted = slices.DeleteFunc(e.posted, func(r *recvReq) bool {
@@ -798,9 +822,9 @@ func (e *engine) lose(peer int, err error) {
 			m.recv.finish(nil, pe)
 		}
 	}
-	for k, p := range e.sends {
-		if k.rank == peer {
-			e.failSend(k, p, pe)
+	for id, p := range e.sends {
+		if p.dst == peer {
+			e.failSend(id, p, pe)
 		}
 	}
 }
@@ -808,18 +832,18 @@ func (e *engine) lose(peer int, err error) {
 // failSend fails a protected send; one that has returned to its caller
 // (eager) and has no goroutine serving it is forgotten here. Called with
 // e.mu held.
-func (e *engine) failSend(k msgKey, p *pending, err error) {
+func (e *engine) failSend(id uint64, p *pending, err error) {
 	p.fail(err)
 	if p.eager != nil && !p.started {
-		e.eagerEnd(k, p, err)
+		e.eagerEnd(id, p, err)
 	}
 }
 
 // eagerEnd forgets an eager send (one that has returned to its caller)
 // once its receiver has verified it, or it failed. Under e.mu.
-func (e *engine) eagerEnd(k msgKey, ps *pending, err error) {
-	if e.sends[k] == ps {
-		delete(e.sends, k)
+func (e *engine) eagerEnd(id uint64, ps *pending, err error) {
+	if e.sends[id] == ps {
+		delete(e.sends, id)
 	}
 	e.eagerBytes.Add(-int64(len(ps.eager.data)))
 	if err != nil {
@@ -867,6 +891,9 @@ func (e *engine) sendStamp(ctx context.Context, dst int, h *wire.Header, stamp [
 func (e *engine) ready(ctx context.Context, dst int) error {
 	if err := ctx.Err(); err != nil {
 		return err
+	}
+	if !e.broken.Load() {
+		return nil // the usual case, without the lock
 	}
 	e.mu.Lock()
 	closed, lost := e.closed, e.lost[dst]
@@ -933,6 +960,7 @@ func (e *engine) shutdown() {
 		return
 	}
 	e.closed = true
+	e.broken.Store(true)
 	clear(e.parked)
 	for _, r := range e.posted {
 		r.finish(nil, ErrClosed)
@@ -943,8 +971,8 @@ func (e *engine) shutdown() {
 			m.recv.finish(nil, ErrClosed)
 		}
 	}
-	for k, p := range e.sends {
-		e.failSend(k, p, ErrClosed)
+	for id, p := range e.sends {
+		e.failSend(id, p, ErrClosed)
 	}
 	e.ctl.stop()
 }

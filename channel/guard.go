@@ -29,10 +29,11 @@ type guard struct {
 	stampAsks int  // times the stamp was asked for
 
 	// checksum
-	alg   *csum.Algorithm
-	bad   []span          // chunks found corrupted on arrival, not yet asked again
-	again []span          // chunks that came back corrupted, not yet asked again
-	want  map[int64]int64 // chunks asked again in this round, not yet back: offset → length
+	alg    *csum.Algorithm
+	algIdx byte            // alg's number in the frames' flags
+	bad    []span          // chunks found corrupted on arrival, not yet asked again
+	again  []span          // chunks that came back corrupted, not yet asked again
+	want   map[int64]int64 // chunks asked again in this round, not yet back: offset → length
 
 	// merkle
 	t        *tree.Tree
@@ -66,8 +67,9 @@ func (g *guard) open(p *protection, h wire.Header) error {
 	g.p = p
 	switch p.mode {
 	case modeChecksum:
-		if g.alg = algByIndex(h.Flags &^ flagStamped); g.alg == nil {
-			return fmt.Errorf("%w: checksum algorithm %d", ErrProtocol, h.Flags&^flagStamped)
+		g.algIdx = h.Flags &^ flagStamped
+		if g.alg = algByIndex(g.algIdx); g.alg == nil {
+			return fmt.Errorf("%w: checksum algorithm %d", ErrProtocol, g.algIdx)
 		}
 	case modeMerkle:
 		if h.Total/int64(p.seg) > 1<<40 {
@@ -114,7 +116,7 @@ func (g *guard) onData(e *engine, buf []byte, h wire.Header) {
 	switch g.p.mode {
 	case modeChecksum:
 		p := buf[h.Offset:]
-		if fold(g.alg.Sum(p)) != h.Sum || h.Flags&^flagStamped != algIndex(g.alg) {
+		if fold(g.alg.Sum(p)) != h.Sum || h.Flags&^flagStamped != g.algIdx {
 			e.stats.detected.Add(1)
 			g.bad = append(g.bad, span{h.Offset, int64(len(p))})
 		}
@@ -566,8 +568,10 @@ func (g *guard) accept(e *engine, m *message) {
 		g.control(e, m, wire.KindAsk, []byte{askStamp})
 		return
 	}
-	g.final(e, m, okVerdict)
+	// The receive first: its goroutine wakes while the verdict is made
+	// (both under e.mu, so nothing sees one without the other).
 	e.complete(m, nil)
+	g.final(e, m, okVerdict)
 }
 
 func (g *guard) fail(e *engine, m *message, err error) {

@@ -40,6 +40,7 @@ const (
 type protection struct {
 	mode   protMode
 	alg    *csum.Algorithm // checksum: nil for csum.Default of the chunk size
+	algIdx byte            // checksum: alg's number in the frames' flags (algIndex), found once
 	chunk  int             // checksum: bytes per frame, each with its checksum
 	seg    int             // merkle: segment size
 	hash   string          // merkle: node hash
@@ -148,8 +149,11 @@ func newLayer(c Comm, p *protection, opts []Option) (Comm, error) {
 		p.h = h
 		p.treeOpts = []tree.Option{tree.Segment(p.seg), tree.UseHash(p.hash)}
 	}
-	if p.mode == modeChecksum && p.alg == nil {
-		p.alg = csum.Default(p.chunk)
+	if p.mode == modeChecksum {
+		if p.alg == nil {
+			p.alg = csum.Default(p.chunk)
+		}
+		p.algIdx = algIndex(p.alg)
 	}
 	e := eo.engine()
 	id := e.nextCtx.Add(1)
@@ -207,6 +211,7 @@ func (l *layer) Stats() Stats { return l.e.statsNow() }
 // frames about its message, queued by the transport for the sending
 // goroutine, which alone writes back.
 type pending struct {
+	dst   int // the receiver, whose control frames alone are the send's
 	mu    sync.Mutex
 	q     []ctlEvent
 	first [2]ctlEvent // q's array until more are queued: most sends hear one verdict
@@ -266,7 +271,7 @@ func (ev ctlEvent) isOK() bool {
 	return ev.ok && ev.kind == wire.KindVerdict && len(ev.payload) == 1 && ev.payload[0] == verdictOK
 }
 
-func (p *pending) init() { p.q = p.first[:0] }
+func (p *pending) init(dst int) { p.dst, p.q = dst, p.first[:0] }
 
 // signal wakes the goroutine waiting in next, if any. Under p.mu.
 func (p *pending) signal() {
@@ -495,7 +500,6 @@ func (e *engine) sendProtected(ctx context.Context, p *protection, ctxID uint32,
 		return err
 	}
 	id := e.nextID.Add(1)
-	k := msgKey{dst, id}
 	eager := len(data) <= EagerLimit && e.eagerBytes.Add(int64(len(data))) <= eagerBudget
 	if len(data) <= EagerLimit && !eager {
 		e.eagerBytes.Add(-int64(len(data)))
@@ -506,8 +510,8 @@ func (e *engine) sendProtected(ctx context.Context, p *protection, ctxID uint32,
 	s.h = wire.Header{Kind: wire.KindMsg, Ctx: ctxID, Tag: tag, ID: id, Total: int64(len(data)), Seq: e.nextSeq(dst, ctxID)}
 	s.eager = eager // its bytes are counted in eagerBytes
 	ps := &s.ps
-	ps.init()
-	e.sends[k] = ps
+	ps.init(dst)
+	e.sends[id] = ps
 	e.mu.Unlock()
 	err := e.sendStamp(ctx, dst, &s.h, stamp)
 	if err == nil {
@@ -524,9 +528,9 @@ func (e *engine) sendProtected(ctx context.Context, p *protection, ctxID uint32,
 		// yet. In process it always is: it comes back inside the last
 		// frame's write, and the copy is never made.
 		e.mu.Lock()
-		verified := ps.err == nil && e.sends[k] == ps && len(ps.q) == 1 && ps.q[0].isOK()
+		verified := ps.err == nil && e.sends[id] == ps && len(ps.q) == 1 && ps.q[0].isOK()
 		if verified {
-			delete(e.sends, k)
+			delete(e.sends, id)
 			e.eagerBytes.Add(-int64(len(data)))
 			e.recycleSender(s) // out of e.sends, and no goroutine serves it
 		}
@@ -538,12 +542,12 @@ func (e *engine) sendProtected(ctx context.Context, p *protection, ctxID uint32,
 		}
 		own := eagerCopy(data)
 		e.mu.Lock()
-		if ps.err == nil && e.sends[k] == ps { // else it failed meanwhile: below
+		if ps.err == nil && e.sends[id] == ps { // else it failed meanwhile: below
 			s.data = own // nothing reads it yet: ps.eager is not set
 			ps.eager = s
 			switch {
 			case len(ps.q) == 1 && ps.q[0].isOK(): // verified meanwhile
-				delete(e.sends, k)
+				delete(e.sends, id)
 				e.eagerBytes.Add(-int64(len(s.data)))
 			case len(ps.q) > 0: // the receiver has spoken, and more than "OK"
 				e.eagerN++
@@ -582,10 +586,9 @@ func (s *sender) finish(ps *pending) {
 	if s.eager {
 		e.eagerBytes.Add(-int64(len(s.data)))
 	}
-	k := msgKey{s.dst, s.h.ID}
 	e.mu.Lock()
-	if e.sends[k] == ps {
-		delete(e.sends, k)
+	if e.sends[s.h.ID] == ps {
+		delete(e.sends, s.h.ID)
 	}
 	e.recycleSender(s)
 	e.mu.Unlock()
@@ -597,7 +600,7 @@ func (s *sender) finish(ps *pending) {
 func (s *sender) background(ps *pending) {
 	err := s.await(context.Background(), ps)
 	s.e.mu.Lock()
-	s.e.eagerEnd(msgKey{s.dst, s.h.ID}, ps, err)
+	s.e.eagerEnd(s.h.ID, ps, err)
 	s.e.mu.Unlock()
 }
 
@@ -672,7 +675,7 @@ func (s *sender) transmit(ctx context.Context) error {
 	switch s.p.mode {
 	case modeChecksum:
 		s.alg = s.p.alg
-		h.Flags = algIndex(s.alg) | s.stampFlag()
+		h.Flags = s.p.algIdx | s.stampFlag()
 		return s.e.sendData(ctx, s.dst, h, s.data, s.p.chunk, func(_ int64, p []byte) uint64 {
 			return fold(s.alg.Sum(p))
 		})
@@ -875,7 +878,7 @@ func (s *sender) verdict(ctx context.Context, b []byte) (done bool, err error) {
 				h.Offset, h.Plen = off, int(n)
 				p := s.data[off : off+n]
 				if s.alg != nil {
-					h.Flags, h.Sum = algIndex(s.alg), fold(s.alg.Sum(p))
+					h.Flags, h.Sum = s.p.algIdx, fold(s.alg.Sum(p))
 				}
 				if err := s.e.frame(ctx, s.dst, &h, p); err != nil {
 					return true, err
@@ -997,13 +1000,13 @@ func (e *engine) arriveControl(src int, h wire.Header, payload []byte, ok bool) 
 	}
 	toSender := h.Kind == wire.KindAsk || h.Kind == wire.KindVerdict || h.Kind == wire.KindAgain && h.Offset == againToSender
 	if toSender {
-		if ps := e.sends[k]; ps != nil {
+		if ps := e.sends[h.ID]; ps != nil && ps.dst == src {
 			ev := ctlEvent{h.Kind, payload, ok, h.Offset}
 			if h.Kind == wire.KindVerdict && h.Flags == flagTriple {
 				ev.payload, ev.ok = untriple(payload, h.Sum, ok)
 			}
 			if ps.eager != nil && !ps.started && ev.isOK() {
-				e.eagerEnd(k, ps, nil) // the usual end of an eager send: no goroutine
+				e.eagerEnd(h.ID, ps, nil) // the usual end of an eager send: no goroutine
 				ps.eager.data = keepEagerCopy(ps.eager.data)
 				e.recycleSender(ps.eager) // out of e.sends, its Send returned, no goroutine
 				return nil

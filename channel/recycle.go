@@ -20,7 +20,8 @@ import (
 // messages, e.sends) holds while it uses it:
 //
 //   - a receive and its message, once the receive has returned the
-//     message's bytes: the message was completed without error (so it is
+//     message's bytes (retire; the test is made by the next receive or
+//     message to take e.mu): the message was completed without error (so it is
 //     out of e.inflight and, bound to the receive, out of e.unexpected
 //     and of its order), and no transport goroutine is writing into it
 //     (filling, repairing). A receive that failed, was truncated or was
@@ -47,10 +48,28 @@ const ctlBufSize = 256
 // rank's frames from several goroutines at once.
 var ctlBufs = sync.Pool{New: func() any { return new([ctlBufSize]byte) }}
 
+// retire hands over a receive that has returned its message's bytes,
+// with its message, to be recycled by the next receive or message that
+// takes e.mu: the test of recycleRecv needs the lock, and the receiving
+// goroutine, woken as another goroutine ends its message, would mostly
+// wait for it. One waits at a time; the one it replaces is left to the
+// garbage collector.
+func (e *engine) retire(r *recvReq) { e.retired.Store(r) }
+
+// recycleRetired recycles the retired receive, if any. Under e.mu.
+func (e *engine) recycleRetired() {
+	if r := e.retired.Swap(nil); r != nil {
+		e.recycleRecv(r, r.msg)
+	}
+}
+
 // newMessage returns a message opened by h from src, recycled if the
 // engine has one. Under e.mu.
 func (e *engine) newMessage(src int, h wire.Header) *message {
 	var m *message
+	if len(e.freeMsgs) == 0 {
+		e.recycleRetired()
+	}
 	if n := len(e.freeMsgs); n > 0 {
 		m = e.freeMsgs[n-1]
 		e.freeMsgs[n-1] = nil
@@ -67,6 +86,9 @@ func (e *engine) newMessage(src int, h wire.Header) *message {
 // it took its token. Under e.mu.
 func (e *engine) newRecvReq(ctxID uint32, src int, tag int64, buf []byte) *recvReq {
 	var r *recvReq
+	if len(e.freeReqs) == 0 {
+		e.recycleRetired()
+	}
 	if n := len(e.freeReqs); n > 0 {
 		r = e.freeReqs[n-1]
 		e.freeReqs[n-1] = nil
@@ -82,7 +104,7 @@ func (e *engine) newRecvReq(ctxID uint32, src int, tag int64, buf []byte) *recvR
 // bytes, and the message, if nothing refers to them any more (see the
 // top of this file). Under e.mu.
 func (e *engine) recycleRecv(r *recvReq, m *message) {
-	if !r.finished || r.err != nil || r.msg != m || m.recv != r || !m.done || m.err != nil ||
+	if m == nil || !r.finished || r.err != nil || r.msg != m || m.recv != r || !m.done || m.err != nil ||
 		m.discard || m.filling || m.repairing > 0 || len(r.ready) != 0 || r.wake.Load() != nil {
 		return
 	}
