@@ -59,7 +59,6 @@ type engine struct {
 	lost       []error                  // per peer, once it is gone
 	freeMsgs   []*message               // messages done with, for the next ones (recycle.go)
 	freeReqs   []*recvReq               // receives done with (recycle.go)
-	freeSends  []*sender                // protected sends done with (recycle.go)
 	retired    atomic.Pointer[recvReq]  // a receive that has returned, with its message, to recycle (recycle.go)
 	colls      map[uint32]uint32        // per context, the number of the next collective call (coll.go)
 	seqOut     map[peerCtx]uint32       // per destination and protected context, the Seq of the next message (order.go)

@@ -226,6 +226,12 @@ type pending struct {
 	eager   *sender
 	started bool
 	since   time.Time // when its Send returned (watchEager)
+
+	// verified: the receiver's OK was the first word about the message,
+	// and arriveControl took the send out of e.sends on it — before the
+	// send returned (eager) or while its goroutine awaits it. An eager
+	// send that finds it set ends without e.mu. Under mu.
+	verified bool
 }
 
 // watchEager makes sure the engine watches its eager sends: one that has
@@ -289,6 +295,18 @@ func (p *pending) push(ev ctlEvent) {
 	p.q = append(p.q, ev)
 	p.signal()
 	p.mu.Unlock()
+}
+
+// pushOK queues the receiver's OK, and reports whether it is the first
+// word about the message (the send is then verified).
+func (p *pending) pushOK(ev ctlEvent) bool {
+	p.mu.Lock()
+	p.verified = len(p.q) == 0 && p.err == nil
+	p.q = append(p.q, ev)
+	p.signal()
+	verified := p.verified
+	p.mu.Unlock()
+	return verified
 }
 
 func (p *pending) fail(err error) {
@@ -500,15 +518,10 @@ func (e *engine) sendProtected(ctx context.Context, p *protection, ctxID uint32,
 		return err
 	}
 	id := e.nextID.Add(1)
-	eager := len(data) <= EagerLimit && e.eagerBytes.Add(int64(len(data))) <= eagerBudget
-	if len(data) <= EagerLimit && !eager {
-		e.eagerBytes.Add(-int64(len(data)))
-	}
 	e.mu.Lock()
-	s := e.newSender()
+	s := newSender()
 	s.e, s.p, s.dst, s.data, s.stamp = e, p, dst, data, stamp
 	s.h = wire.Header{Kind: wire.KindMsg, Ctx: ctxID, Tag: tag, ID: id, Total: int64(len(data)), Seq: e.nextSeq(dst, ctxID)}
-	s.eager = eager // its bytes are counted in eagerBytes
 	ps := &s.ps
 	ps.init(dst)
 	e.sends[id] = ps
@@ -522,49 +535,13 @@ func (e *engine) sendProtected(ctx context.Context, p *protection, ctxID uint32,
 		// sender's messages in order, is told to pass over it.
 		e.abandon(dst, &s.h)
 	}
-	if err == nil && eager {
-		// Until Send returns, the caller's buffer serves any repair; the
-		// copy that outlives it is made only if the verdict is not in
-		// yet. In process it always is: it comes back inside the last
-		// frame's write, and the copy is never made.
-		e.mu.Lock()
-		verified := ps.err == nil && e.sends[id] == ps && len(ps.q) == 1 && ps.q[0].isOK()
-		if verified {
-			delete(e.sends, id)
-			e.eagerBytes.Add(-int64(len(data)))
-			e.recycleSender(s) // out of e.sends, and no goroutine serves it
-		}
-		e.mu.Unlock()
-		if verified {
+	if err == nil && len(data) <= EagerLimit {
+		var left bool
+		if left, err = s.leave(ps); left {
 			e.stats.msgsOut.Add(1)
 			e.stats.bytesOut.Add(uint64(len(data)))
 			return nil
 		}
-		own := eagerCopy(data)
-		e.mu.Lock()
-		if ps.err == nil && e.sends[id] == ps { // else it failed meanwhile: below
-			s.data = own // nothing reads it yet: ps.eager is not set
-			ps.eager = s
-			switch {
-			case len(ps.q) == 1 && ps.q[0].isOK(): // verified meanwhile
-				delete(e.sends, id)
-				e.eagerBytes.Add(-int64(len(s.data)))
-			case len(ps.q) > 0: // the receiver has spoken, and more than "OK"
-				e.eagerN++
-				ps.started = true
-				go s.background(ps)
-			default:
-				e.eagerN++
-				ps.since = time.Now()
-				e.watchEager()
-			}
-			e.mu.Unlock()
-			e.stats.msgsOut.Add(1)
-			e.stats.bytesOut.Add(uint64(len(data)))
-			return nil
-		}
-		err = ps.err
-		e.mu.Unlock()
 	}
 	if err == nil {
 		err = s.await(ctx, ps)
@@ -576,6 +553,50 @@ func (e *engine) sendProtected(ctx context.Context, p *protection, ctxID uint32,
 	e.stats.msgsOut.Add(1)
 	e.stats.bytesOut.Add(uint64(len(data)))
 	return nil
+}
+
+// leave ends the call of an eager send (of up to EagerLimit bytes, its
+// frames out): at once if its receiver has verified it already — in
+// process it always has: the verdict comes back inside the last frame's
+// write — else with a copy of its data, which serves the receiver's
+// repairs once the caller has its buffer back; the copy is counted in
+// eagerBytes. It reports false, with the send's error if it failed
+// meanwhile, when the send is to wait for its verdict instead: the
+// copies kept are at eagerBudget, or it was verified or failed while the
+// copy was made. A send that left is not to be used by the caller after.
+func (s *sender) leave(ps *pending) (bool, error) {
+	e := s.e
+	ps.mu.Lock()
+	verified := ps.verified // and out of e.sends: nothing else is queued, nothing fails it
+	ps.mu.Unlock()
+	if verified {
+		recycleSender(s) // out of e.sends, and no goroutine serves it
+		return true, nil
+	}
+	n := int64(len(s.data))
+	if e.eagerBytes.Add(n) > eagerBudget {
+		e.eagerBytes.Add(-n)
+		return false, nil
+	}
+	s.eager = true // its bytes are counted in eagerBytes (finish, eagerEnd)
+	own := eagerCopy(s.data)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if err := ps.err; err != nil || e.sends[s.h.ID] != ps {
+		keepEagerCopy(own) // failed, or verified (over TCP), meanwhile: await says which
+		return false, err
+	}
+	s.data = own // nothing reads it yet: ps.eager is not set
+	ps.eager = s
+	e.eagerN++
+	if len(ps.q) > 0 { // the receiver has spoken, and not "OK" (that first would have verified it)
+		ps.started = true
+		go s.background(ps)
+	} else {
+		ps.since = time.Now()
+		e.watchEager()
+	}
+	return true, nil
 }
 
 // finish forgets a send that its own goroutine served to the end: its
@@ -590,8 +611,8 @@ func (s *sender) finish(ps *pending) {
 	if e.sends[s.h.ID] == ps {
 		delete(e.sends, s.h.ID)
 	}
-	e.recycleSender(s)
 	e.mu.Unlock()
+	recycleSender(s)
 }
 
 // background serves an eager send's receiver after Send has returned.
@@ -1008,15 +1029,27 @@ func (e *engine) arriveControl(src int, h wire.Header, payload []byte, ok bool) 
 			if ps.eager != nil && !ps.started && ev.isOK() {
 				e.eagerEnd(h.ID, ps, nil) // the usual end of an eager send: no goroutine
 				ps.eager.data = keepEagerCopy(ps.eager.data)
-				e.recycleSender(ps.eager) // out of e.sends, its Send returned, no goroutine
+				recycleSender(ps.eager) // out of e.sends, its Send returned, no goroutine
 				return nil
 			}
-			if ev.isOK() {
-				ev.payload = okVerdict // the payload is only lent; this says the same
-			} else {
+			if !ev.isOK() {
 				ev.payload = keep(ev.payload)
+				ps.push(ev)
+			} else {
+				ev.payload = okVerdict    // what the lent payload says, shared
+				served := ps.eager != nil // read first: once pushed, the send may end and be recycled
+				verified := ps.pushOK(ev)
+				if !served {
+					// Its own goroutine serves it. Verified, nothing more
+					// about it matters: it leaves e.sends, and its
+					// goroutine ends it without e.mu (leave) — ps is not
+					// to be read here any more.
+					if verified {
+						delete(e.sends, h.ID)
+					}
+					return nil
+				}
 			}
-			ps.push(ev)
 			if ps.eager != nil && !ps.started {
 				ps.started = true
 				go ps.eager.background(ps)

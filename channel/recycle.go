@@ -29,7 +29,8 @@ import (
 //   - a protected send, once it is out of e.sends with no goroutine of
 //     its own (background) and no probe waiting: its own goroutine
 //     returning from Send, or arriveControl ending an eager send with the
-//     verdict.
+//     verdict. (Sends go to a sync.Pool, senders, not a free list: see
+//     there.)
 //
 // A few of each are kept (maxFree): enough for the messages a rank has
 // in flight at once in steady state; beyond, the garbage collector takes
@@ -119,26 +120,19 @@ func (e *engine) recycleRecv(r *recvReq, m *message) {
 	}
 }
 
-// newSender returns a protected send's state, recycled if the engine has
-// one. Its pending state's wake channel and timer are kept with it, idle.
-// Under e.mu.
-func (e *engine) newSender() *sender {
-	if n := len(e.freeSends); n > 0 {
-		s := e.freeSends[n-1]
-		e.freeSends[n-1] = nil
-		e.freeSends = e.freeSends[:n-1]
-		return s
-	}
-	return new(sender)
-}
+// senders keeps protected sends' state for the next sends (recycle.go's
+// rules): a sync.Pool rather than a free list under e.mu, so that a send
+// verified while it was being made (in process, always) ends without
+// taking e.mu again.
+var senders = sync.Pool{New: func() any { return new(sender) }}
+
+// newSender returns a protected send's state, recycled if one is kept.
+// Its pending state's wake channel and timer are kept with it, idle.
+func newSender() *sender { return senders.Get().(*sender) }
 
 // recycleSender takes back a protected send that is over and out of
 // e.sends, with no goroutine serving it (see the top of this file).
-// Under e.mu.
-func (e *engine) recycleSender(s *sender) {
-	if len(e.freeSends) >= maxFree {
-		return
-	}
+func recycleSender(s *sender) {
 	ps := &s.ps
 	wake, timer := ps.wake, ps.timer
 	if wake != nil {
@@ -149,5 +143,5 @@ func (e *engine) recycleSender(s *sender) {
 	}
 	*s = sender{}
 	s.ps.wake, s.ps.timer = wake, timer
-	e.freeSends = append(e.freeSends, s)
+	senders.Put(s)
 }
