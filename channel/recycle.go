@@ -21,16 +21,19 @@ import (
 //
 //   - a receive and its message, once the receive has returned the
 //     message's bytes (retire; the test is made by the next receive or
-//     message to take e.mu): the message was completed without error (so it is
-//     out of e.inflight and, bound to the receive, out of e.unexpected
-//     and of its order), and no transport goroutine is writing into it
-//     (filling, repairing). A receive that failed, was truncated or was
-//     canceled keeps its objects: its message may still be coming.
-//   - a protected send, once it is out of e.sends with no goroutine of
-//     its own (background) and no probe waiting: its own goroutine
-//     returning from Send, or arriveControl ending an eager send with the
-//     verdict. (Sends go to a sync.Pool, senders, not a free list: see
-//     there.)
+//     message to take e.mu): the message was completed without error
+//     (so it is out of e.inflight and, bound to the receive, out of
+//     e.unexpected and of its order), and no transport goroutine is
+//     writing into it (filling, repairing). A receive that failed, was
+//     truncated or was canceled keeps its objects: its message may
+//     still be coming.
+//   - a protected send, once it is out of e.sends with no goroutine
+//     serving it in the background and no probe waiting: when its own
+//     goroutine ends it (finish, under e.mu; or leave, which finds it
+//     verified — arriveControl took it out of e.sends under e.mu, set
+//     pending.verified under the send's own mutex, and reads it no
+//     more), or when arriveControl ends an eager send on its verdict.
+//     (Sends go to a sync.Pool, senders, not a free list: see there.)
 //
 // A few of each are kept (maxFree): enough for the messages a rank has
 // in flight at once in steady state; beyond, the garbage collector takes
