@@ -494,6 +494,7 @@ type sender struct {
 	last  ctlFrame // the last control frame sent, for KindAgain
 	stamp []byte   // the datatype stamp sent ahead of the message, if any (asked again)
 	eager bool     // data is the sender's own copy (eager send)
+	own   *[]byte  // that copy, as eagerCopies keeps it
 	ps    pending  // its state in e.sends: one allocation for both
 }
 
@@ -586,7 +587,7 @@ func (s *sender) leave(ps *pending) (bool, error) {
 		keepEagerCopy(own) // failed, or verified (over TCP), meanwhile: await says which
 		return false, err
 	}
-	s.data = own // nothing reads it yet: ps.eager is not set
+	s.data, s.own = *own, own // nothing reads them yet: ps.eager is not set
 	ps.eager = s
 	e.eagerN++
 	if len(ps.q) > 0 { // the receiver has spoken, and not "OK" (that first would have verified it)
@@ -1028,7 +1029,7 @@ func (e *engine) arriveControl(src int, h wire.Header, payload []byte, ok bool) 
 			}
 			if ps.eager != nil && !ps.started && ev.isOK() {
 				e.eagerEnd(h.ID, ps, nil) // the usual end of an eager send: no goroutine
-				ps.eager.data = keepEagerCopy(ps.eager.data)
+				keepEagerCopy(ps.eager.own)
 				recycleSender(ps.eager) // out of e.sends, its Send returned, no goroutine
 				return nil
 			}
@@ -1162,21 +1163,31 @@ func StatsOf(c Comm) Stats {
 // time was most of what a protected send allocated (at 64 KiB, 137 KB a
 // round trip). Only a copy whose send ended without a goroutine of its
 // own goes back: nothing else holds it then.
+//
+// A copy travels in the pointer that the pool holds (sender.own), so
+// that giving it back allocates nothing: putting the address of a slice
+// made anew allocated its header, two objects a round trip over TCP.
 var eagerCopies sync.Pool // *[]byte
 
 // eagerCopy returns a copy of data, in a kept buffer if one is big enough.
-func eagerCopy(data []byte) []byte {
-	if p, ok := eagerCopies.Get().(*[]byte); ok && cap(*p) >= len(data) {
-		return append((*p)[:0], data...)
+func eagerCopy(data []byte) *[]byte {
+	p, ok := eagerCopies.Get().(*[]byte)
+	switch {
+	case !ok:
+		b := bytes.Clone(data)
+		return &b
+	case cap(*p) >= len(data):
+		*p = append((*p)[:0], data...)
+	default:
+		*p = bytes.Clone(data)
 	}
-	return bytes.Clone(data)
+	return p
 }
 
-// keepEagerCopy gives a finished eager send's copy back; it returns nil,
-// for the sender to forget it.
-func keepEagerCopy(b []byte) []byte {
-	if cap(b) > 0 {
-		eagerCopies.Put(&b)
+// keepEagerCopy gives a finished eager send's copy back (nil: none). The
+// sender is forgotten, or recycled, after it: nothing else holds the copy.
+func keepEagerCopy(p *[]byte) {
+	if p != nil && cap(*p) > 0 {
+		eagerCopies.Put(p)
 	}
-	return nil
 }
