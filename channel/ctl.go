@@ -3,6 +3,7 @@ package channel
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/zeebo/xxh3"
@@ -29,9 +30,10 @@ type ctlQueue struct {
 	inline   bool
 	mu       sync.Mutex
 	q        []ctlFrame
-	draining bool // a flush or the queue's goroutine is sending: the others leave it the queue
-	arriving int  // frames being handled (arrive): their handled sends what is pushed meanwhile
-	running  bool // the draining is the queue's goroutine's
+	n        atomic.Int32 // len(q), kept under mu, for flush to look without mu
+	draining bool         // a flush or the queue's goroutine is sending: the others leave it the queue
+	arriving int          // frames being handled (arrive): their handled sends what is pushed meanwhile
+	running  bool         // the draining is the queue's goroutine's
 	wake     chan struct{}
 	stopped  chan struct{}
 	once     sync.Once
@@ -63,6 +65,7 @@ func (c *ctlQueue) push(dst int, h wire.Header, payload []byte) {
 	h.Sum = xxh3.Hash(payload)
 	c.mu.Lock()
 	c.q = append(c.q, ctlFrame{dst, h, payload})
+	c.n.Store(int32(len(c.q)))
 	// A frame being handled, or a drain under way, sends it (handled,
 	// flush and run look at the queue again before they stop, under mu).
 	idle := c.arriving == 0 && !c.draining
@@ -117,6 +120,7 @@ func (c *ctlQueue) handled() {
 			break
 		}
 		c.q = c.q[:copy(c.q, c.q[1:])]
+		c.n.Store(int32(len(c.q)))
 	}
 	c.draining = false
 	left := len(c.q) > 0
@@ -131,20 +135,27 @@ func (c *ctlQueue) handled() {
 // that finds another under way (further up the same goroutine's stack,
 // or on another goroutine) leaves the frames to it, which keeps their
 // order and bounds the recursion between two ranks to one level.
+//
+// Most calls find the queue empty (every frame handled calls it), and
+// look without the lock: the frames this goroutine pushed are in n, and
+// those that others push are theirs to flush.
 func (c *ctlQueue) flush() {
-	if !c.inline {
+	if !c.inline || c.n.Load() == 0 {
 		return
 	}
 	c.mu.Lock()
-	if c.draining {
+	if c.draining || len(c.q) == 0 {
 		c.mu.Unlock()
 		return
 	}
 	c.draining = true
+	f := c.q[0]
+	c.q = c.q[:copy(c.q, c.q[1:])]
+	c.n.Store(int32(len(c.q)))
 	c.mu.Unlock()
 	// The last look at the queue and the end of draining are one step:
 	// a frame pushed meanwhile is never left to a flush that has ended.
-	for f, ok := c.pop(true); ok; f, ok = c.pop(true) {
+	for ok := true; ok; f, ok = c.pop(true) {
 		c.send(f)
 	}
 }
@@ -164,6 +175,7 @@ func (c *ctlQueue) pop(flushing bool) (ctlFrame, bool) {
 	// push; reslicing from the front would allocate again and again.
 	f := c.q[0]
 	c.q = c.q[:copy(c.q, c.q[1:])]
+	c.n.Store(int32(len(c.q)))
 	return f, true
 }
 
@@ -194,6 +206,7 @@ func (c *ctlQueue) take() (ctlFrame, bool) {
 	c.draining, c.running = true, true
 	f := c.q[0]
 	c.q = c.q[:copy(c.q, c.q[1:])]
+	c.n.Store(int32(len(c.q)))
 	return f, true
 }
 

@@ -32,13 +32,18 @@ type engine struct {
 	probe      time.Duration // WithProbe
 	held       atomic.Int64  // bytes of unexpected messages' whole-length buffers, within limit
 	stats      counters
-	ctl        *ctlQueue // control frames, sent off the transport's goroutines
+	ctl        *ctlQueue   // control frames, sent off the transport's goroutines
+	broken     atomic.Bool // closed, or a peer lost: ready looks under mu
+	// settled holds the contexts registered with no frame of theirs
+	// parked (register ends with it), copied on write: park lets their
+	// frames through without taking mu.
+	settled atomic.Pointer[map[uint32]bool]
 
 	mu         sync.Mutex
 	posted     []*recvReq          // receives waiting, in the order posted
 	unexpected []*message          // messages no receive has taken yet, in arrival order
 	inflight   map[msgKey]*message // messages not yet whole (or not yet verified)
-	sends      map[msgKey]*pending // protected sends waiting for their verdict, by (destination, id)
+	sends      map[uint64]*pending // protected sends waiting for their verdict, by id (unique among this rank's messages; pending.dst says to whom)
 	prot       map[uint32]*protection
 	parked     map[uint32][]parkedFrame // frames of contexts not created yet (park)
 	parkedN    int64                    // their payload bytes, within limit
@@ -52,6 +57,9 @@ type engine struct {
 	eagerIdle  []chan struct{}          // Flush calls waiting for eagerN to be 0
 	eagerErrs  []error                  // eager sends that failed since the last Flush (a few)
 	lost       []error                  // per peer, once it is gone
+	freeMsgs   []*message               // messages done with, for the next ones (recycle.go)
+	freeReqs   []*recvReq               // receives done with (recycle.go)
+	retired    atomic.Pointer[recvReq]  // a receive that has returned, with its message, to recycle (recycle.go)
 	colls      map[uint32]uint32        // per context, the number of the next collective call (coll.go)
 	seqOut     map[peerCtx]uint32       // per destination and protected context, the Seq of the next message (order.go)
 	orders     map[peerCtx]*order       // per source and protected context, the order of its messages (order.go)
@@ -78,11 +86,14 @@ type message struct {
 	direct  bool       // its bytes go straight into recv.buf
 	discard bool       // its bytes are thrown away (truncated or abandoned)
 	writing sync.Mutex // held while a transport writes into recv.buf
-	g       *guard     // the protection protocol's state, on a protected context
+	g       *guard     // the protection protocol's state, on a protected context: &gs
+	gs      guard      // g's storage: one object for both
 	stamp   stamp      // its datatype stamp, if the sender gave one (Typed)
 	done    bool       // whole, and verified if protected
 	err     error      // why it could not be delivered
 	filling bool       // a transport writes a frame into own: who drops the message leaves own to it (arriveData)
+
+	repairing int // goroutines writing a resent part into it (arriveRepair): it is not recycled meanwhile
 }
 
 // stamp is a message's datatype stamp as it arrived (Typed).
@@ -92,10 +103,15 @@ type stamp struct {
 }
 
 type recvReq struct {
-	ctx      uint32
-	src      int
-	tag      int64
-	buf      []byte
+	ctx uint32
+	src int
+	tag int64
+	buf []byte
+	// ready gets one token when the receive is finished (finish). It has
+	// room for it, so finish never blocks; the goroutine waiting for the
+	// receive takes it, and puts it back if it only looked (progress).
+	// A token rather than a close, so that the channel is made once and
+	// serves every receive the recvReq is recycled for (recycle.go).
 	ready    chan struct{}
 	finished bool
 	msg      *message
@@ -126,11 +142,12 @@ func (e *engine) init(inline bool) {
 // so that a transport may report a peer lost (Frames.Lost) from the
 // start.
 func (e *engine) initState() {
-	e.inflight, e.sends = map[msgKey]*message{}, map[msgKey]*pending{}
+	e.inflight, e.sends = map[msgKey]*message{}, map[uint64]*pending{}
 	e.prot, e.parked, e.lost = map[uint32]*protection{}, map[uint32][]parkedFrame{}, make([]error, e.size)
 	e.forgotten = make([]uint64, e.size)
 	e.colls = map[uint32]uint32{}
 	e.seqOut, e.orders = map[peerCtx]uint32{}, map[peerCtx]*order{}
+	e.settled.Store(&map[uint32]bool{})
 }
 
 // nextColl numbers the next collective call on context ctx (coll.go), and
@@ -173,7 +190,7 @@ func (r *recvReq) finish(m *message, err error) {
 		return
 	}
 	r.finished, r.msg, r.err = true, m, err
-	close(r.ready)
+	r.ready <- struct{}{} // never blocks: see ready
 	if w := r.wake.Load(); w != nil {
 		(*w)() // finished from elsewhere (a peer lost, a held message bound late)
 	}
@@ -208,6 +225,9 @@ const maxParkedContexts = 1024
 // that is not parked is to be handled now, its payload read with the
 // fill park returns.
 func (e *engine) park(src int, h wire.Header, fill func([]byte) error) (bool, func([]byte) error, error) {
+	if (*e.settled.Load())[h.Ctx] {
+		return false, fill, nil // known, and nothing parked: as below, without the lock
+	}
 	e.mu.Lock()
 	_, known := e.prot[h.Ctx]
 	_, replaying := e.parked[h.Ctx]
@@ -263,6 +283,7 @@ func (e *engine) register(id uint32, p *protection) {
 		q, ok := e.parked[id]
 		if !ok || len(q) == 0 {
 			delete(e.parked, id)
+			e.settle(id)
 			e.mu.Unlock()
 			return
 		}
@@ -285,12 +306,39 @@ func (e *engine) register(id uint32, p *protection) {
 	}
 }
 
+// settle adds id to the settled contexts: registered, and none of its
+// frames parked or being replayed — which stays so, since frames are
+// parked only for contexts unknown or replaying. Under e.mu (which
+// orders the writers of settled).
+func (e *engine) settle(id uint32) {
+	old := *e.settled.Load()
+	m := make(map[uint32]bool, len(old)+1)
+	for k := range old {
+		m[k] = true
+	}
+	m[id] = true
+	e.settled.Store(&m)
+}
+
 func (e *engine) arriveNow(src int, h wire.Header, fill func([]byte) error) error {
 	switch h.Kind {
 	case wire.KindMsg, wire.KindData:
 		return e.arriveData(src, h, fill)
 	case wire.KindRepair:
 		return e.arriveRepair(src, h, fill)
+	}
+	if h.Plen <= ctlBufSize {
+		// Read into a lent buffer (a verdict, a probe, a small ask): most
+		// control frames, one or more per protected message, would
+		// otherwise each allocate its payload.
+		b := ctlBufs.Get().(*[ctlBufSize]byte)
+		payload := b[:h.Plen]
+		err := fill(payload)
+		if err == nil {
+			err = e.arriveControl(src, h, payload, xxh3.Hash(payload) == h.Sum)
+		}
+		ctlBufs.Put(b)
+		return err
 	}
 	payload, err := readSmall(h.Plen, fill)
 	if err != nil {
@@ -334,20 +382,19 @@ func (e *engine) arriveData(src int, h wire.Header, fill func([]byte) error) err
 			_, err := readSmall(h.Plen, fill)
 			return err
 		}
-		m = &message{src: src, ctx: h.Ctx, tag: h.Tag, id: h.ID, total: h.Total}
+		m = e.newMessage(src, h)
 		if st, ok := e.stamps[k]; ok {
 			m.stamp = st
 			delete(e.stamps, k)
 		}
 		stamped := h.Flags&flagStamped != 0
 		if p := e.prot[h.Ctx]; p != nil && src != e.rank {
-			g, err := newGuard(p, h)
-			if err != nil {
+			if err := m.gs.open(p, h); err != nil {
 				e.mu.Unlock()
 				return err
 			}
-			g.needStamp = stamped && !m.stamp.ok
-			m.g = g
+			m.gs.needStamp = stamped && !m.stamp.ok
+			m.g = &m.gs
 		}
 		if m.g == nil {
 			e.bind(m)
@@ -582,12 +629,12 @@ func (e *engine) post(ctxID uint32, src int, tag int64, buf []byte) (*recvReq, e
 }
 
 func (e *engine) postLocked(ctxID uint32, src int, tag int64, buf []byte) (r *recvReq, told bool, err error) {
-	r = &recvReq{ctx: ctxID, src: src, tag: tag, buf: buf, ready: make(chan struct{})}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.closed {
 		return nil, false, ErrClosed
 	}
+	r = e.newRecvReq(ctxID, src, tag, buf)
 	for _, m := range e.unexpected {
 		if m.recv == nil && !m.discard && m.matches(ctxID, src, tag) {
 			m.recv = r
@@ -635,7 +682,9 @@ func (e *engine) wait(ctx context.Context, r *recvReq) (Status, stamp, error) {
 		copy(buf, m.own)
 		e.release(m)
 	}
-	return st, m.stamp, nil
+	sp := m.stamp
+	e.retire(r) // for the next receive and message, if nothing refers to them
+	return st, sp, nil
 }
 
 // block waits until r is finished, or withdraws it when ctx is done
@@ -749,6 +798,7 @@ func (e *engine) lose(peer int, err error) {
 	}
 	e.lost[peer] = err
 	e.anyLost = true
+	e.broken.Store(true)
 	e.dropOrders(peer)
 	pe := &PeerError{Rank: peer, Err: err}
 	e.posted = slices.DeleteFunc(e.posted, func(r *recvReq) bool {
@@ -771,9 +821,9 @@ func (e *engine) lose(peer int, err error) {
 			m.recv.finish(nil, pe)
 		}
 	}
-	for k, p := range e.sends {
-		if k.rank == peer {
-			e.failSend(k, p, pe)
+	for id, p := range e.sends {
+		if p.dst == peer {
+			e.failSend(id, p, pe)
 		}
 	}
 }
@@ -781,18 +831,18 @@ func (e *engine) lose(peer int, err error) {
 // failSend fails a protected send; one that has returned to its caller
 // (eager) and has no goroutine serving it is forgotten here. Called with
 // e.mu held.
-func (e *engine) failSend(k msgKey, p *pending, err error) {
+func (e *engine) failSend(id uint64, p *pending, err error) {
 	p.fail(err)
 	if p.eager != nil && !p.started {
-		e.eagerEnd(k, p, err)
+		e.eagerEnd(id, p, err)
 	}
 }
 
 // eagerEnd forgets an eager send (one that has returned to its caller)
 // once its receiver has verified it, or it failed. Under e.mu.
-func (e *engine) eagerEnd(k msgKey, ps *pending, err error) {
-	if e.sends[k] == ps {
-		delete(e.sends, k)
+func (e *engine) eagerEnd(id uint64, ps *pending, err error) {
+	if e.sends[id] == ps {
+		delete(e.sends, id)
 	}
 	e.eagerBytes.Add(-int64(len(ps.eager.data)))
 	if err != nil {
@@ -840,6 +890,9 @@ func (e *engine) sendStamp(ctx context.Context, dst int, h *wire.Header, stamp [
 func (e *engine) ready(ctx context.Context, dst int) error {
 	if err := ctx.Err(); err != nil {
 		return err
+	}
+	if !e.broken.Load() {
+		return nil // the usual case, without the lock
 	}
 	e.mu.Lock()
 	closed, lost := e.closed, e.lost[dst]
@@ -953,6 +1006,7 @@ func (e *engine) shutdown() {
 		return
 	}
 	e.closed = true
+	e.broken.Store(true)
 	clear(e.parked)
 	for _, r := range e.posted {
 		r.finish(nil, ErrClosed)
@@ -963,8 +1017,8 @@ func (e *engine) shutdown() {
 			m.recv.finish(nil, ErrClosed)
 		}
 	}
-	for k, p := range e.sends {
-		e.failSend(k, p, ErrClosed)
+	for id, p := range e.sends {
+		e.failSend(id, p, ErrClosed)
 	}
 	e.ctl.stop()
 }

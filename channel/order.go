@@ -31,11 +31,14 @@ import (
 // frame into a stalled link.
 
 // peerCtx is a peer (the destination of sends, or the source of
-// receives) on one context.
-type peerCtx struct {
-	rank int
-	ctx  uint32
-}
+// receives) on one context: the rank in the high half, the context in
+// the low one. One word, not a struct of two: a map hashes a word much
+// faster (a struct key cost 5 % of a small protected message's time).
+type peerCtx uint64
+
+func peerCtxOf(rank int, ctx uint32) peerCtx { return peerCtx(uint64(rank)<<32 | uint64(ctx)) }
+
+func (k peerCtx) rank() int { return int(k >> 32) }
 
 // order is the order of one source's protected messages on one context.
 type order struct {
@@ -51,14 +54,14 @@ func gapWait(probe time.Duration) time.Duration { return 40 * probe }
 
 // nextSeq numbers a protected message to dst on context ctx. Under e.mu.
 func (e *engine) nextSeq(dst int, ctx uint32) uint32 {
-	k := peerCtx{dst, ctx}
+	k := peerCtxOf(dst, ctx)
 	s := e.seqOut[k]
 	e.seqOut[k] = s + 1
 	return s
 }
 
 func (e *engine) orderOf(src int, ctx uint32) *order {
-	k := peerCtx{src, ctx}
+	k := peerCtxOf(src, ctx)
 	o := e.orders[k]
 	if o == nil {
 		o = &order{held: map[uint32]*message{}}
@@ -172,7 +175,7 @@ func (e *engine) armGap(src int, ctx uint32, o *order) {
 	next := o.next
 	o.timer = time.AfterFunc(gapWait(e.probe), func() {
 		e.mu.Lock()
-		if e.closed || e.orders[peerCtx{src, ctx}] != o {
+		if e.closed || e.orders[peerCtxOf(src, ctx)] != o {
 			e.mu.Unlock()
 			return
 		}
@@ -200,7 +203,7 @@ func (e *engine) armGap(src int, ctx uint32, o *order) {
 // ones that had come whole (the others fail with the peer). Under e.mu.
 func (e *engine) dropOrders(peer int) {
 	for k, o := range e.orders {
-		if k.rank != peer {
+		if k.rank() != peer {
 			continue
 		}
 		if o.timer != nil {

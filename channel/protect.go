@@ -40,6 +40,7 @@ const (
 type protection struct {
 	mode   protMode
 	alg    *csum.Algorithm // checksum: nil for csum.Default of the chunk size
+	algIdx byte            // checksum: alg's number in the frames' flags (algIndex), found once
 	chunk  int             // checksum: bytes per frame, each with its checksum
 	seg    int             // merkle: segment size
 	hash   string          // merkle: node hash
@@ -148,8 +149,11 @@ func newLayer(c Comm, p *protection, opts []Option) (Comm, error) {
 		p.h = h
 		p.treeOpts = []tree.Option{tree.Segment(p.seg), tree.UseHash(p.hash)}
 	}
-	if p.mode == modeChecksum && p.alg == nil {
-		p.alg = csum.Default(p.chunk)
+	if p.mode == modeChecksum {
+		if p.alg == nil {
+			p.alg = csum.Default(p.chunk)
+		}
+		p.algIdx = algIndex(p.alg)
 	}
 	e := eo.engine()
 	id := e.nextCtx.Add(1)
@@ -207,11 +211,13 @@ func (l *layer) Stats() Stats { return l.e.statsNow() }
 // frames about its message, queued by the transport for the sending
 // goroutine, which alone writes back.
 type pending struct {
+	dst   int // the receiver, whose control frames alone are the send's
 	mu    sync.Mutex
 	q     []ctlEvent
 	first [2]ctlEvent // q's array until more are queued: most sends hear one verdict
 	err   error
 	wake  chan struct{}
+	timer *time.Timer // next's wait, made on the first and reused (kept when the sender is recycled)
 
 	// An eager send (see sendProtected) has returned to its caller: its
 	// sender is served from here, by arriveControl, under the engine's
@@ -220,6 +226,12 @@ type pending struct {
 	eager   *sender
 	started bool
 	since   time.Time // when its Send returned (watchEager)
+
+	// verified: the receiver's OK was the first word about the message,
+	// and arriveControl took the send out of e.sends on it — before the
+	// send returned (eager) or while its goroutine awaits it. An eager
+	// send that finds it set ends without e.mu. Under mu.
+	verified bool
 }
 
 // watchEager makes sure the engine watches its eager sends: one that has
@@ -265,7 +277,7 @@ func (ev ctlEvent) isOK() bool {
 	return ev.ok && ev.kind == wire.KindVerdict && len(ev.payload) == 1 && ev.payload[0] == verdictOK
 }
 
-func (p *pending) init() { p.q = p.first[:0] }
+func (p *pending) init(dst int) { p.dst, p.q = dst, p.first[:0] }
 
 // signal wakes the goroutine waiting in next, if any. Under p.mu.
 func (p *pending) signal() {
@@ -285,6 +297,18 @@ func (p *pending) push(ev ctlEvent) {
 	p.mu.Unlock()
 }
 
+// pushOK queues the receiver's OK, and reports whether it is the first
+// word about the message (the send is then verified).
+func (p *pending) pushOK(ev ctlEvent) bool {
+	p.mu.Lock()
+	p.verified = len(p.q) == 0 && p.err == nil
+	p.q = append(p.q, ev)
+	p.signal()
+	verified := p.verified
+	p.mu.Unlock()
+	return verified
+}
+
 func (p *pending) fail(err error) {
 	p.mu.Lock()
 	if p.err == nil {
@@ -300,10 +324,10 @@ var errNoWord = errors.New("channel: no word yet from the receiver")
 // next returns the next control event, waiting for it at most wait
 // (errNoWord) or until ctx is done.
 func (p *pending) next(ctx context.Context, wait time.Duration) (ctlEvent, error) {
-	var timer *time.Timer
+	armed := false // p.timer runs for this call
 	defer func() {
-		if timer != nil {
-			timer.Stop()
+		if armed {
+			p.timer.Stop()
 		}
 	}()
 	for {
@@ -325,12 +349,21 @@ func (p *pending) next(ctx context.Context, wait time.Duration) (ctlEvent, error
 		if err != nil {
 			return ctlEvent{}, err
 		}
-		if timer == nil {
-			timer = time.NewTimer(wait)
+		if !armed {
+			// One timer for all of a send's waits: only the goroutine
+			// serving the send (its own, or background) waits here, and
+			// since Go 1.23 a timer stopped or reset never delivers a
+			// stale tick.
+			if p.timer == nil {
+				p.timer = time.NewTimer(wait)
+			} else {
+				p.timer.Reset(wait)
+			}
+			armed = true
 		}
 		select {
 		case <-wake:
-		case <-timer.C:
+		case <-p.timer.C:
 			return ctlEvent{}, errNoWord
 		case <-ctx.Done():
 			return ctlEvent{}, ctx.Err()
@@ -462,6 +495,7 @@ type sender struct {
 	last  ctlFrame // the last control frame sent, for KindAgain
 	stamp []byte   // the datatype stamp sent ahead of the message, if any (asked again)
 	eager bool     // data is the sender's own copy (eager send)
+	own   *[]byte  // that copy, as eagerCopies keeps it
 	ps    pending  // its state in e.sends: one allocation for both
 }
 
@@ -485,19 +519,14 @@ func (e *engine) sendProtected(ctx context.Context, p *protection, ctxID uint32,
 	if err := e.ready(ctx, dst); err != nil {
 		return err
 	}
-	s := &sender{e: e, p: p, dst: dst, data: data, stamp: stamp,
-		h: wire.Header{Kind: wire.KindMsg, Ctx: ctxID, Tag: tag, ID: e.nextID.Add(1), Total: int64(len(data))}}
-	k := msgKey{dst, s.h.ID}
-	ps := &s.ps
-	ps.init()
-	eager := len(data) <= EagerLimit && e.eagerBytes.Add(int64(len(data))) <= eagerBudget
-	if len(data) <= EagerLimit && !eager {
-		e.eagerBytes.Add(-int64(len(data)))
-	}
-	s.eager = eager // its bytes are counted in eagerBytes
+	id := e.nextID.Add(1)
 	e.mu.Lock()
-	e.sends[k] = ps
-	s.h.Seq = e.nextSeq(dst, ctxID)
+	s := newSender()
+	s.e, s.p, s.dst, s.data, s.stamp = e, p, dst, data, stamp
+	s.h = wire.Header{Kind: wire.KindMsg, Ctx: ctxID, Tag: tag, ID: id, Total: int64(len(data)), Seq: e.nextSeq(dst, ctxID)}
+	ps := &s.ps
+	ps.init(dst)
+	e.sends[id] = ps
 	e.mu.Unlock()
 	err := e.sendStamp(ctx, dst, &s.h, stamp)
 	if err == nil {
@@ -508,48 +537,13 @@ func (e *engine) sendProtected(ctx context.Context, p *protection, ctxID uint32,
 		// sender's messages in order, is told to pass over it.
 		e.abandon(dst, &s.h)
 	}
-	if err == nil && eager {
-		// Until Send returns, the caller's buffer serves any repair; the
-		// copy that outlives it is made only if the verdict is not in
-		// yet. In process it always is: it comes back inside the last
-		// frame's write, and the copy is never made.
-		e.mu.Lock()
-		verified := ps.err == nil && e.sends[k] == ps && len(ps.q) == 1 && ps.q[0].isOK()
-		if verified {
-			delete(e.sends, k)
-			e.eagerBytes.Add(-int64(len(data)))
-		}
-		e.mu.Unlock()
-		if verified {
+	if err == nil && len(data) <= EagerLimit {
+		var left bool
+		if left, err = s.leave(ps); left {
 			e.stats.msgsOut.Add(1)
 			e.stats.bytesOut.Add(uint64(len(data)))
 			return nil
 		}
-		own := eagerCopy(data)
-		e.mu.Lock()
-		if ps.err == nil && e.sends[k] == ps { // else it failed meanwhile: below
-			s.data = own // nothing reads it yet: ps.eager is not set
-			ps.eager = s
-			switch {
-			case len(ps.q) == 1 && ps.q[0].isOK(): // verified meanwhile
-				delete(e.sends, k)
-				e.eagerBytes.Add(-int64(len(s.data)))
-			case len(ps.q) > 0: // the receiver has spoken, and more than "OK"
-				e.eagerN++
-				ps.started = true
-				go s.background(ps)
-			default:
-				e.eagerN++
-				ps.since = time.Now()
-				e.watchEager()
-			}
-			e.mu.Unlock()
-			e.stats.msgsOut.Add(1)
-			e.stats.bytesOut.Add(uint64(len(data)))
-			return nil
-		}
-		err = ps.err
-		e.mu.Unlock()
 	}
 	if err == nil {
 		err = s.await(ctx, ps)
@@ -563,17 +557,64 @@ func (e *engine) sendProtected(ctx context.Context, p *protection, ctxID uint32,
 	return nil
 }
 
-// finish forgets a send: its pending state and its eager copy.
+// leave ends the call of an eager send (of up to EagerLimit bytes, its
+// frames out): at once if its receiver has verified it already — in
+// process it always has: the verdict comes back inside the last frame's
+// write — else with a copy of its data, which serves the receiver's
+// repairs once the caller has its buffer back; the copy is counted in
+// eagerBytes. It reports false, with the send's error if it failed
+// meanwhile, when the send is to wait for its verdict instead: the
+// copies kept are at eagerBudget, or it was verified or failed while the
+// copy was made. A send that left is not to be used by the caller after.
+func (s *sender) leave(ps *pending) (bool, error) {
+	e := s.e
+	ps.mu.Lock()
+	verified := ps.verified // and out of e.sends: nothing else is queued, nothing fails it
+	ps.mu.Unlock()
+	if verified {
+		recycleSender(s) // out of e.sends, and no goroutine serves it
+		return true, nil
+	}
+	n := int64(len(s.data))
+	if e.eagerBytes.Add(n) > eagerBudget {
+		e.eagerBytes.Add(-n)
+		return false, nil
+	}
+	s.eager = true // its bytes are counted in eagerBytes (finish, eagerEnd)
+	own := eagerCopy(s.data)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if err := ps.err; err != nil || e.sends[s.h.ID] != ps {
+		keepEagerCopy(own) // failed, or verified (over TCP), meanwhile: await says which
+		return false, err
+	}
+	s.data, s.own = *own, own // nothing reads them yet: ps.eager is not set
+	ps.eager = s
+	e.eagerN++
+	if len(ps.q) > 0 { // the receiver has spoken, and not "OK" (that first would have verified it)
+		ps.started = true
+		go s.background(ps)
+	} else {
+		ps.since = time.Now()
+		e.watchEager()
+	}
+	return true, nil
+}
+
+// finish forgets a send that its own goroutine served to the end: its
+// pending state and its eager copy; s is recycled, and not to be used
+// after.
 func (s *sender) finish(ps *pending) {
-	k := msgKey{s.dst, s.h.ID}
-	s.e.mu.Lock()
-	if s.e.sends[k] == ps {
-		delete(s.e.sends, k)
-	}
-	s.e.mu.Unlock()
+	e := s.e
 	if s.eager {
-		s.e.eagerBytes.Add(-int64(len(s.data)))
+		e.eagerBytes.Add(-int64(len(s.data)))
 	}
+	e.mu.Lock()
+	if e.sends[s.h.ID] == ps {
+		delete(e.sends, s.h.ID)
+	}
+	e.mu.Unlock()
+	recycleSender(s)
 }
 
 // background serves an eager send's receiver after Send has returned.
@@ -582,7 +623,7 @@ func (s *sender) finish(ps *pending) {
 func (s *sender) background(ps *pending) {
 	err := s.await(context.Background(), ps)
 	s.e.mu.Lock()
-	s.e.eagerEnd(msgKey{s.dst, s.h.ID}, ps, err)
+	s.e.eagerEnd(s.h.ID, ps, err)
 	s.e.mu.Unlock()
 }
 
@@ -657,7 +698,7 @@ func (s *sender) transmit(ctx context.Context) error {
 	switch s.p.mode {
 	case modeChecksum:
 		s.alg = s.p.alg
-		h.Flags = algIndex(s.alg) | s.stampFlag()
+		h.Flags = s.p.algIdx | s.stampFlag()
 		return s.e.sendData(ctx, s.dst, h, s.data, s.p.chunk, func(_ int64, p []byte) uint64 {
 			return fold(s.alg.Sum(p))
 		})
@@ -860,7 +901,7 @@ func (s *sender) verdict(ctx context.Context, b []byte) (done bool, err error) {
 				h.Offset, h.Plen = off, int(n)
 				p := s.data[off : off+n]
 				if s.alg != nil {
-					h.Flags, h.Sum = algIndex(s.alg), fold(s.alg.Sum(p))
+					h.Flags, h.Sum = s.p.algIdx, fold(s.alg.Sum(p))
 				}
 				if err := s.e.frame(ctx, s.dst, &h, p); err != nil {
 					return true, err
@@ -946,6 +987,8 @@ func (s *sender) ask(ctx context.Context, b []byte, asked int64) error {
 
 // arriveControl routes a control frame to the send or the message it is
 // about; one about nothing known (late, or after a failure) is dropped.
+// The payload is lent for the call (arriveNow's buffer): what is kept of
+// it is copied (keep).
 func (e *engine) arriveControl(src int, h wire.Header, payload []byte, ok bool) error {
 	k := msgKey{src, h.ID}
 	e.mu.Lock()
@@ -962,7 +1005,7 @@ func (e *engine) arriveControl(src int, h wire.Header, payload []byte, ok bool) 
 		}
 		if m := e.inflight[k]; m != nil { // asked again
 			if m.g != nil && !m.g.discarded {
-				m.g.onStamp(e, m, stamp{payload, ok})
+				m.g.onStamp(e, m, stamp{keep(payload), ok})
 			}
 			return nil
 		}
@@ -975,22 +1018,40 @@ func (e *engine) arriveControl(src int, h wire.Header, payload []byte, ok bool) 
 		if len(payload) > maxStampSize {
 			return fmt.Errorf("%w: rank %d sent a datatype stamp of %d bytes, the limit is %d", ErrProtocol, src, len(payload), maxStampSize)
 		}
-		e.stamps[k] = stamp{payload, ok}
+		e.stamps[k] = stamp{keep(payload), ok}
 		return nil
 	}
 	toSender := h.Kind == wire.KindAsk || h.Kind == wire.KindVerdict || h.Kind == wire.KindAgain && h.Offset == againToSender
 	if toSender {
-		if ps := e.sends[k]; ps != nil {
+		if ps := e.sends[h.ID]; ps != nil && ps.dst == src {
 			ev := ctlEvent{h.Kind, payload, ok, h.Offset}
 			if h.Kind == wire.KindVerdict && h.Flags == flagTriple {
 				ev.payload, ev.ok = untriple(payload, h.Sum, ok)
 			}
 			if ps.eager != nil && !ps.started && ev.isOK() {
-				e.eagerEnd(k, ps, nil) // the usual end of an eager send: no goroutine
-				ps.eager.data = keepEagerCopy(ps.eager.data)
+				e.eagerEnd(h.ID, ps, nil) // the usual end of an eager send: no goroutine
+				keepEagerCopy(ps.eager.own)
+				recycleSender(ps.eager) // out of e.sends, its Send returned, no goroutine
 				return nil
 			}
-			ps.push(ev)
+			if !ev.isOK() {
+				ev.payload = keep(ev.payload)
+				ps.push(ev)
+			} else {
+				ev.payload = okVerdict    // what the lent payload says, shared
+				served := ps.eager != nil // read first: once pushed, the send may end and be recycled
+				verified := ps.pushOK(ev)
+				if !served {
+					// Its own goroutine serves it. Verified, nothing more
+					// about it matters: it leaves e.sends, and its
+					// goroutine ends it without e.mu (leave) — ps is not
+					// to be read here any more.
+					if verified {
+						delete(e.sends, h.ID)
+					}
+					return nil
+				}
+			}
 			if ps.eager != nil && !ps.started {
 				ps.started = true
 				go ps.eager.background(ps)
@@ -1024,7 +1085,7 @@ func (e *engine) arriveControl(src int, h wire.Header, payload []byte, ok bool) 
 			} else if h.ID > e.forgotten[src] && h.ID >= w.base && !w.seen(h.ID) {
 				// Lost while later messages came: sent again now it
 				// would be matched out of order, so the send fails.
-				e.ctl.push(src, wire.Header{Kind: wire.KindVerdict, Ctx: h.Ctx, Tag: h.Tag, ID: h.ID, Total: h.Total, Flags: flagTriple}, triples[string(failVerdict)])
+				e.ctl.push(src, wire.Header{Kind: wire.KindVerdict, Ctx: h.Ctx, Tag: h.Tag, ID: h.ID, Total: h.Total, Flags: flagTriple}, failTriple)
 			}
 		}
 		return nil
@@ -1047,6 +1108,15 @@ func (e *engine) arriveControl(src int, h wire.Header, payload []byte, ok bool) 
 		m.g.resendLast(e, m)
 	}
 	return nil
+}
+
+// keep returns a copy of a lent payload, to keep (nil if empty, as an
+// empty payload was read before payloads were lent).
+func keep(b []byte) []byte {
+	if len(b) == 0 {
+		return nil
+	}
+	return bytes.Clone(b)
 }
 
 // maxStamps bounds the stamps waiting for their messages, and
@@ -1094,21 +1164,31 @@ func StatsOf(c Comm) Stats {
 // time was most of what a protected send allocated (at 64 KiB, 137 KB a
 // round trip). Only a copy whose send ended without a goroutine of its
 // own goes back: nothing else holds it then.
+//
+// A copy travels in the pointer that the pool holds (sender.own), so
+// that giving it back allocates nothing: putting the address of a slice
+// made anew allocated its header, two objects a round trip over TCP.
 var eagerCopies sync.Pool // *[]byte
 
 // eagerCopy returns a copy of data, in a kept buffer if one is big enough.
-func eagerCopy(data []byte) []byte {
-	if p, ok := eagerCopies.Get().(*[]byte); ok && cap(*p) >= len(data) {
-		return append((*p)[:0], data...)
+func eagerCopy(data []byte) *[]byte {
+	p, ok := eagerCopies.Get().(*[]byte)
+	switch {
+	case !ok:
+		b := bytes.Clone(data)
+		return &b
+	case cap(*p) >= len(data):
+		*p = append((*p)[:0], data...)
+	default:
+		*p = bytes.Clone(data)
 	}
-	return bytes.Clone(data)
+	return p
 }
 
-// keepEagerCopy gives a finished eager send's copy back; it returns nil,
-// for the sender to forget it.
-func keepEagerCopy(b []byte) []byte {
-	if cap(b) > 0 {
-		eagerCopies.Put(&b)
+// keepEagerCopy gives a finished eager send's copy back (nil: none). The
+// sender is forgotten, or recycled, after it: nothing else holds the copy.
+func keepEagerCopy(p *[]byte) {
+	if p != nil && cap(*p) > 0 {
+		eagerCopies.Put(p)
 	}
-	return nil
 }

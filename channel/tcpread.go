@@ -59,11 +59,13 @@ const maxTakeover = 32 * time.Millisecond
 // progresser is a Transport whose links can be read by the goroutine that
 // waits for their frames (tcpTx).
 type progresser interface {
-	// progress reads src's frames on the calling goroutine until done is
-	// closed or ctx is done, and reports whether it did; false: another
-	// goroutine reads them, and delivers the caller's too. wake is set,
-	// while it reads, to what cuts its wait for a frame short (recvReq).
-	progress(ctx context.Context, src int, done <-chan struct{}, wake *atomic.Pointer[func()]) bool
+	// progress reads src's frames on the calling goroutine until done
+	// holds its token (recvReq.ready: progress puts back the token it
+	// takes, for its caller to take) or ctx is done, and reports whether
+	// it did; false: another goroutine reads them, and delivers the
+	// caller's too. wake is set, while it reads, to what cuts its wait
+	// for a frame short (recvReq).
+	progress(ctx context.Context, src int, done chan struct{}, wake *atomic.Pointer[func()]) bool
 	// waiting says that a goroutine starts (n = 1) or stops (n = -1)
 	// waiting for frames of src (AnySource: of any peer) without reading
 	// them: the links' own goroutines then read them at once.
@@ -228,7 +230,7 @@ func (t *tcpTx) readLoop(r int, tc *tcpConn) {
 }
 
 // progress is progresser's: see there and the top of this file.
-func (t *tcpTx) progress(ctx context.Context, src int, done <-chan struct{}, wake *atomic.Pointer[func()]) bool {
+func (t *tcpTx) progress(ctx context.Context, src int, done chan struct{}, wake *atomic.Pointer[func()]) bool {
 	tc := t.conn(src)
 	if tc == nil {
 		return false
@@ -250,6 +252,7 @@ func (t *tcpTx) progress(ctx context.Context, src int, done <-chan struct{}, wak
 		select { // the link's goroutine gives it up at its next frame boundary
 		case lr.tok <- struct{}{}:
 		case <-done:
+			done <- struct{}{} // the caller's to take
 			return true
 		case <-ctx.Done():
 			return true
@@ -265,6 +268,7 @@ func (t *tcpTx) progress(ctx context.Context, src int, done <-chan struct{}, wak
 	err := t.readFrames(src, tc, func() bool {
 		select {
 		case <-done:
+			done <- struct{}{} // the caller's to take
 			return true
 		default:
 			return ctx.Err() != nil
