@@ -18,7 +18,7 @@ func TestSteadyStateAllocs(t *testing.T) {
 	for _, protect := range []string{"none", "checksum", "merkle"} {
 		for _, size := range []int{1, 1 << 10, 64 << 10} {
 			t.Run(fmt.Sprintf("protect=%s/size=%s", protect, sizeName(size)), func(t *testing.T) {
-				comms := allocComms(t, protect)
+				comms := benchComms(t, "local", protect)
 				ctx, cancel := context.WithCancel(context.Background())
 				defer cancel()
 				echoed := make(chan error, 1)
@@ -60,31 +60,4 @@ func TestSteadyStateAllocs(t *testing.T) {
 			})
 		}
 	}
-}
-
-func allocComms(t *testing.T, protect string) []Comm {
-	eps, err := NewLocal(2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		for _, ep := range eps {
-			ep.Close()
-		}
-	})
-	comms := make([]Comm, 2)
-	for i, ep := range eps {
-		switch protect {
-		case "none":
-			comms[i] = ep
-		case "checksum":
-			comms[i], err = WithChecksum(ep)
-		case "merkle":
-			comms[i], err = WithMerkle(ep)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	return comms
 }

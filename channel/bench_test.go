@@ -127,7 +127,10 @@ func BenchmarkLatency(b *testing.B) {
 	}
 }
 
-func benchComms(b *testing.B, transport, protect string) []Comm {
+// benchComms returns the two ranks of a job over transport ("local" or
+// "tcp"), under protect ("none", "checksum" or "merkle"), closed when tb
+// ends.
+func benchComms(b testing.TB, transport, protect string) []Comm {
 	var eps []*Endpoint
 	var err error
 	if transport == "local" {

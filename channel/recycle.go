@@ -70,15 +70,11 @@ func (e *engine) recycleRetired() {
 // newMessage returns a message opened by h from src, recycled if the
 // engine has one. Under e.mu.
 func (e *engine) newMessage(src int, h wire.Header) *message {
-	var m *message
 	if len(e.freeMsgs) == 0 {
 		e.recycleRetired()
 	}
-	if n := len(e.freeMsgs); n > 0 {
-		m = e.freeMsgs[n-1]
-		e.freeMsgs[n-1] = nil
-		e.freeMsgs = e.freeMsgs[:n-1]
-	} else {
+	m := pop(&e.freeMsgs)
+	if m == nil {
 		m = new(message)
 	}
 	m.src, m.ctx, m.tag, m.id, m.total = src, h.Ctx, h.Tag, h.ID, h.Total
@@ -89,15 +85,11 @@ func (e *engine) newMessage(src int, h wire.Header) *message {
 // ready channel is kept with it: empty, since the receive that last used
 // it took its token. Under e.mu.
 func (e *engine) newRecvReq(ctxID uint32, src int, tag int64, buf []byte) *recvReq {
-	var r *recvReq
 	if len(e.freeReqs) == 0 {
 		e.recycleRetired()
 	}
-	if n := len(e.freeReqs); n > 0 {
-		r = e.freeReqs[n-1]
-		e.freeReqs[n-1] = nil
-		e.freeReqs = e.freeReqs[:n-1]
-	} else {
+	r := pop(&e.freeReqs)
+	if r == nil {
 		r = &recvReq{ready: make(chan struct{}, 1)}
 	}
 	r.ctx, r.src, r.tag, r.buf = ctxID, src, tag, buf
@@ -147,4 +139,18 @@ func recycleSender(s *sender) {
 	*s = sender{}
 	s.ps.wake, s.ps.timer = wake, timer
 	senders.Put(s)
+}
+
+// pop takes the last object of a free list, or returns nil if it is
+// empty; the slot it leaves is cleared, so the list holds no stale
+// pointer.
+func pop[T any](free *[]*T) *T {
+	n := len(*free)
+	if n == 0 {
+		return nil
+	}
+	x := (*free)[n-1]
+	(*free)[n-1] = nil
+	*free = (*free)[:n-1]
+	return x
 }
