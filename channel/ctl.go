@@ -119,8 +119,7 @@ func (c *ctlQueue) handled() {
 		if !ok {
 			break
 		}
-		c.q = c.q[:copy(c.q, c.q[1:])]
-		c.n.Store(int32(len(c.q)))
+		c.shift()
 	}
 	c.draining = false
 	left := len(c.q) > 0
@@ -149,9 +148,7 @@ func (c *ctlQueue) flush() {
 		return
 	}
 	c.draining = true
-	f := c.q[0]
-	c.q = c.q[:copy(c.q, c.q[1:])]
-	c.n.Store(int32(len(c.q)))
+	f := c.shift()
 	c.mu.Unlock()
 	// The last look at the queue and the end of draining are one step:
 	// a frame pushed meanwhile is never left to a flush that has ended.
@@ -171,12 +168,18 @@ func (c *ctlQueue) pop(flushing bool) (ctlFrame, bool) {
 		}
 		return ctlFrame{}, false
 	}
-	// Shifting the (one or two) frames left keeps the array for the next
-	// push; reslicing from the front would allocate again and again.
+	return c.shift(), true
+}
+
+// shift takes the first queued frame out of the queue (which has one).
+// Under mu. Shifting the (one or two) frames left keeps the array for
+// the next push; reslicing from the front would allocate again and
+// again.
+func (c *ctlQueue) shift() ctlFrame {
 	f := c.q[0]
 	c.q = c.q[:copy(c.q, c.q[1:])]
 	c.n.Store(int32(len(c.q)))
-	return f, true
+	return f
 }
 
 func (c *ctlQueue) run() {
@@ -204,10 +207,7 @@ func (c *ctlQueue) take() (ctlFrame, bool) {
 		return ctlFrame{}, false
 	}
 	c.draining, c.running = true, true
-	f := c.q[0]
-	c.q = c.q[:copy(c.q, c.q[1:])]
-	c.n.Store(int32(len(c.q)))
-	return f, true
+	return c.shift(), true
 }
 
 func (c *ctlQueue) send(f ctlFrame) {

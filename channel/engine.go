@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -311,11 +312,7 @@ func (e *engine) register(id uint32, p *protection) {
 // parked only for contexts unknown or replaying. Under e.mu (which
 // orders the writers of settled).
 func (e *engine) settle(id uint32) {
-	old := *e.settled.Load()
-	m := make(map[uint32]bool, len(old)+1)
-	for k := range old {
-		m[k] = true
-	}
+	m := maps.Clone(*e.settled.Load())
 	m[id] = true
 	e.settled.Store(&m)
 }
@@ -327,20 +324,19 @@ func (e *engine) arriveNow(src int, h wire.Header, fill func([]byte) error) erro
 	case wire.KindRepair:
 		return e.arriveRepair(src, h, fill)
 	}
+	var payload []byte
+	var err error
 	if h.Plen <= ctlBufSize {
 		// Read into a lent buffer (a verdict, a probe, a small ask): most
 		// control frames, one or more per protected message, would
 		// otherwise each allocate its payload.
 		b := ctlBufs.Get().(*[ctlBufSize]byte)
-		payload := b[:h.Plen]
-		err := fill(payload)
-		if err == nil {
-			err = e.arriveControl(src, h, payload, xxh3.Hash(payload) == h.Sum)
-		}
-		ctlBufs.Put(b)
-		return err
+		defer ctlBufs.Put(b)
+		payload = b[:h.Plen]
+		err = fill(payload)
+	} else {
+		payload, err = readSmall(h.Plen, fill)
 	}
-	payload, err := readSmall(h.Plen, fill)
 	if err != nil {
 		return err
 	}

@@ -36,8 +36,7 @@ type Process struct {
 func RunProcess(s Schedule, openers bool, p Process) (Result, error) {
 	in := newInjector(s.Faults)
 	in.openers = openers
-	limit := time.Duration(len(s.Ops)+2)*opTimeout + 5*time.Second
-	ctx, cancel := context.WithTimeout(context.Background(), limit+20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), hangAfter(s)+20*time.Second) // room for the job to form and the reports
 	defer cancel()
 	ep, err := p.Connect(ctx, channel.WithProbe(2*probe), wrapFaults(in))
 	if err != nil {

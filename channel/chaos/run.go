@@ -327,22 +327,28 @@ func Run(s Schedule, openers bool) (res Result) {
 		return res
 	}
 	reps[0].heap = peak()
+	var errs []string
 	for r, ep := range eps {
 		st := ep.Stats()
 		reps[r].detected, reps[r].repaired = st.Detected, st.Repaired
 		reps[r].injected = in.injected(r)
-		errs := reps[r].errs
+		errs = append(errs, reps[r].errs...) // not encoded
 		// Judged as RunProcess judges them, after their encoding, so
 		// that every schedule checks the codec the MPI campaign needs.
 		if reps[r], err = decodeReport(s, reps[r].encode(s)); err != nil {
 			panic(fmt.Sprintf("chaos: rank %d's report: %v", r, err)) // a bug of this package
 		}
-		res.Errors = append(res.Errors, errs...)
 	}
-	errs := res.Errors
 	res = judge(s, reps)
 	res.Errors = errs
 	return res
+}
+
+// hangAfter is how long the ranks of s may take for their part, each
+// operation and the Flush within its deadline, before they are taken to
+// hang.
+func hangAfter(s Schedule) time.Duration {
+	return time.Duration(len(s.Ops)+2)*opTimeout + 5*time.Second
 }
 
 // await waits for the ranks of wg to finish their part of s within the
@@ -350,7 +356,7 @@ func Run(s Schedule, openers bool) (res Result) {
 func await(wg *sync.WaitGroup, s Schedule, current []atomic.Int64) string {
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
-	limit := time.Duration(len(s.Ops)+2)*opTimeout + 5*time.Second
+	limit := hangAfter(s)
 	select {
 	case <-done:
 		return ""
