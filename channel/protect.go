@@ -9,6 +9,7 @@ import (
 	"math/bits"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/zeebo/xxh3"
@@ -217,7 +218,7 @@ type pending struct {
 	first [2]ctlEvent // q's array until more are queued: most sends hear one verdict
 	err   error
 	wake  chan struct{}
-	timer *time.Timer // next's wait, made on the first and reused (kept when the sender is recycled)
+	tick  *waitTimer // next's wait, made on the first and reused (kept when the sender is recycled)
 
 	// An eager send (see sendProtected) has returned to its caller: its
 	// sender is served from here, by arriveControl, under the engine's
@@ -315,7 +316,13 @@ func (p *pending) fail(err error) {
 		p.err = err
 	}
 	p.signal()
+	tick := p.tick
 	p.mu.Unlock()
+	if tick != nil { // the send's goroutine may be reading its link (next): cut its wait
+		if c := tick.cut.Load(); c != nil {
+			(*c)()
+		}
+	}
 }
 
 // errNoWord: nothing came within the wait given to next.
@@ -323,13 +330,31 @@ var errNoWord = errors.New("channel: no word yet from the receiver")
 
 // next returns the next control event, waiting for it at most wait
 // (errNoWord) or until ctx is done.
-func (p *pending) next(ctx context.Context, wait time.Duration) (ctlEvent, error) {
-	armed := false // p.timer runs for this call
-	defer func() {
-		if armed {
-			p.timer.Stop()
-		}
-	}()
+//
+// Over a transport whose links a goroutine can read itself
+// (progresser), the send's goroutine reads its receiver's link while it
+// waits, as a receive does: the verdict is then handled where it is
+// read, and Send returns without a hop between goroutines. Left to the
+// link's goroutine, a 1 MiB protected ping-pong over TCP lost up to a
+// millisecond a message: that goroutine had to be woken for the verdict,
+// the send's goroutine then had to be woken in turn, on a machine whose
+// two cores were busy with the peer's next message — which the link's
+// goroutine went on to read into a buffer of its own while the send's
+// goroutine waited for a core.
+func (p *pending) next(ctx context.Context, pr progresser, wait time.Duration) (ctlEvent, error) {
+	p.mu.Lock()
+	if p.wake == nil {
+		// Made on the first wait only: an eager send verified in
+		// process never waits.
+		p.wake = make(chan struct{}, 1)
+	}
+	if p.tick == nil {
+		p.tick = newWaitTimer(p.wake)
+	}
+	wake, tick := p.wake, p.tick
+	p.mu.Unlock()
+	tick.arm(wait)
+	defer tick.disarm()
 	for {
 		p.mu.Lock()
 		if len(p.q) > 0 {
@@ -339,35 +364,97 @@ func (p *pending) next(ctx context.Context, wait time.Duration) (ctlEvent, error
 			return ev, nil
 		}
 		err := p.err
-		if p.wake == nil {
-			// Made on the first wait only: an eager send verified in
-			// process never waits.
-			p.wake = make(chan struct{}, 1)
-		}
-		wake := p.wake
 		p.mu.Unlock()
-		if err != nil {
+		switch {
+		case err != nil:
 			return ctlEvent{}, err
+		case ctx.Err() != nil:
+			return ctlEvent{}, ctx.Err()
+		case tick.expired():
+			return ctlEvent{}, errNoWord
 		}
-		if !armed {
-			// One timer for all of a send's waits: only the goroutine
-			// serving the send (its own, or background) waits here, and
-			// since Go 1.23 a timer stopped or reset never delivers a
-			// stale tick.
-			if p.timer == nil {
-				p.timer = time.NewTimer(wait)
-			} else {
-				p.timer.Reset(wait)
+		if pr != nil && pr.progress(ctx, p.dst, wake, &tick.cut) {
+			// It read until wake held a token (an event, the timer) or
+			// ctx was done; the token is ours.
+			select {
+			case <-wake:
+			default:
 			}
-			armed = true
+			continue
+		}
+		// Another goroutine reads the link (a receive of this rank):
+		// it delivers the receiver's word too, or, once it stops, the
+		// link's goroutine does.
+		if pr != nil {
+			pr.waiting(p.dst, 1)
 		}
 		select {
 		case <-wake:
-		case <-p.timer.C:
-			return ctlEvent{}, errNoWord
 		case <-ctx.Done():
-			return ctlEvent{}, ctx.Err()
 		}
+		if pr != nil {
+			pr.waiting(p.dst, -1)
+		}
+	}
+}
+
+// waitTimer bounds a send's waits in next: one for all of them, made on
+// the first and kept while its sender is recycled. It touches nothing of
+// the pending state but the wake channel they share — a tick that comes
+// late, after the wait it was for, finds the timer disarmed or its next
+// deadline ahead, and is ignored — so that recycling a sender never races
+// with its timer.
+type waitTimer struct {
+	t        *time.Timer
+	wake     chan struct{}          // the pending state's
+	cut      atomic.Pointer[func()] // cuts short the wait of the goroutine reading for the send (progresser)
+	mu       sync.Mutex
+	armed    bool
+	deadline time.Time
+	fired    bool
+}
+
+func newWaitTimer(wake chan struct{}) *waitTimer {
+	w := &waitTimer{wake: wake}
+	w.t = time.AfterFunc(time.Hour, w.fire)
+	w.t.Stop()
+	return w
+}
+
+func (w *waitTimer) arm(d time.Duration) {
+	w.mu.Lock()
+	w.armed, w.fired, w.deadline = true, false, time.Now().Add(d)
+	w.mu.Unlock()
+	w.t.Reset(d)
+}
+
+func (w *waitTimer) disarm() {
+	w.t.Stop()
+	w.mu.Lock()
+	w.armed = false
+	w.mu.Unlock()
+}
+
+func (w *waitTimer) expired() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.fired
+}
+
+func (w *waitTimer) fire() {
+	w.mu.Lock()
+	if !w.armed || time.Now().Before(w.deadline) {
+		w.mu.Unlock()
+		return // a tick of a wait that is over
+	}
+	w.fired = true
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+	w.mu.Unlock()
+	if c := w.cut.Load(); c != nil {
+		(*c)()
 	}
 }
 
@@ -799,10 +886,7 @@ func (s *sender) merkleTree() *tree.Tree {
 // The exchanges are bounded, so that a link that corrupts everything
 // ends in ErrCorrupted, never in an endless conversation.
 func (s *sender) await(ctx context.Context, ps *pending) error {
-	if p, ok := s.e.tx.(progresser); ok {
-		p.waiting(s.dst, 1) // the receiver's word is read as it comes
-		defer p.waiting(s.dst, -1)
-	}
+	pr, _ := s.e.tx.(progresser) // the receiver's word is read as it comes (next)
 	limit := 64 + 8*s.p.rounds
 	if s.p.mode == modeMerkle {
 		limit += 4 * treeDepth(int64(len(s.data)), s.p.seg) * s.p.rounds
@@ -810,7 +894,7 @@ func (s *sender) await(ctx context.Context, ps *pending) error {
 	first := s.e.probe
 	wait, probes := first, 0
 	for n := 0; n <= limit; n++ {
-		ev, err := ps.next(ctx, wait)
+		ev, err := ps.next(ctx, pr, wait)
 		if errors.Is(err, errNoWord) {
 			if probes++; probes > maxProbes {
 				s.e.abandon(s.dst, &s.h)

@@ -129,7 +129,7 @@ func newSender() *sender { return senders.Get().(*sender) }
 // e.sends, with no goroutine serving it (see the top of this file).
 func recycleSender(s *sender) {
 	ps := &s.ps
-	wake, timer := ps.wake, ps.timer
+	wake, tick := ps.wake, ps.tick
 	if wake != nil {
 		select {
 		case <-wake: // a signal nobody waited for
@@ -137,7 +137,7 @@ func recycleSender(s *sender) {
 		}
 	}
 	*s = sender{}
-	s.ps.wake, s.ps.timer = wake, timer
+	s.ps.wake, s.ps.tick = wake, tick
 	senders.Put(s)
 }
 

@@ -303,3 +303,66 @@ func TestSilentStrangerDelaysNothing(t *testing.T) {
 		t.Fatalf("the job took %v to form beside silent strangers (handshake timeout 5 s)", took)
 	}
 }
+
+// TestTCPSenderReadsItsVerdict: a blocking protected send over TCP reads
+// its receiver's link itself while it waits for the verdict (pending.next),
+// and still probes on time when the verdict is lost: the probe's timer
+// must cut the read it is blocked in, since nothing else will come over
+// that link until the sender asks. Rank 1's verdicts are dropped at random;
+// every send must end verified, within the test's deadline, and the data
+// arrive whole.
+func TestTCPSenderReadsItsVerdict(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	eps, err := ConnectLoopback(ctx, 2, TCPConfig{Secret: []byte("verdict"),
+		Injector: &Injector{Rate: 0.3, Seed: 5, Fault: Drop, Ranks: []int{1}},
+		Options:  []TransportOption{WithProbe(5 * time.Millisecond)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		for _, ep := range eps {
+			ep.Close()
+		}
+	}()
+	for _, mode := range []string{"checksum", "merkle"} {
+		comms := make([]Comm, 2)
+		for r, ep := range eps {
+			if mode == "checksum" {
+				comms[r], err = WithChecksum(ep)
+			} else {
+				comms[r], err = WithMerkle(ep)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		const n, size = 20, EagerLimit + 1 // blocking sends: they await their verdicts
+		before := eps[1].Stats().Injected
+		err := spmd(t, comms, func(ctx context.Context, c Comm) error {
+			buf := make([]byte, size)
+			for i := range n {
+				msg := pattern(size, uint64(i))
+				if c.Rank() == 0 {
+					if err := c.Send(ctx, 1, 3, msg); err != nil {
+						return fmt.Errorf("send %d: %w", i, err)
+					}
+					continue
+				}
+				if _, err := c.Recv(ctx, 0, 3, buf); err != nil {
+					return fmt.Errorf("receive %d: %w", i, err)
+				}
+				if !bytes.Equal(buf, msg) {
+					return fmt.Errorf("message %d: wrong data", i)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("%s: %v", mode, err)
+		}
+		if eps[1].Stats().Injected == before {
+			t.Fatalf("%s: no verdict was dropped: the test checks nothing", mode)
+		}
+	}
+}
