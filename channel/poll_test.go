@@ -16,9 +16,9 @@ import (
 // withPolling turns the polling of links' readers on (at its longest,
 // 1 ms) for the links made until the test ends.
 func withPolling(t *testing.T) {
-	old := pollSpin
-	pollSpin = time.Millisecond
-	t.Cleanup(func() { pollSpin = old })
+	old := pollMax
+	pollMax = time.Millisecond
+	t.Cleanup(func() { pollMax = old })
 }
 
 // TestPollYields: the polling reader gives the CPU back. Two ranks in
@@ -136,5 +136,52 @@ func TestPollReader(t *testing.T) {
 	}
 	if !bytes.Equal(got, data) {
 		t.Fatalf("read %d bytes, not the %d written", len(got), len(data))
+	}
+}
+
+// TestPollHold: once a reader finds its thread preempted while it polls,
+// no reader of the process polls for holdMin; found again within a hold
+// of the last, the hold doubles, up to holdMax; after a quiet while it
+// starts again from holdMin.
+func TestPollHold(t *testing.T) {
+	h := &pollHold
+	h.mu.Lock()
+	saved, savedUntil := h.hold, h.until.Load()
+	h.mu.Unlock()
+	defer func() {
+		h.mu.Lock()
+		h.hold = saved
+		h.until.Store(savedUntil)
+		h.mu.Unlock()
+	}()
+	h.until.Store(0)
+	t0 := time.Unix(1000, 0) // long ago: the process's real readers are not held
+	at := func(d time.Duration) time.Time { return t0.Add(d) }
+	if busy(t0) {
+		t.Fatal("held before any preemption")
+	}
+	preempted(t0)
+	if !busy(at(holdMin-time.Microsecond)) || busy(at(holdMin)) {
+		t.Fatalf("the first hold is not %v", holdMin)
+	}
+	// Preempted again soon after the hold: twice as long.
+	next := at(holdMin + time.Millisecond)
+	preempted(next)
+	if !busy(next.Add(2*holdMin-time.Microsecond)) || busy(next.Add(2*holdMin)) {
+		t.Fatalf("the second hold is not %v", 2*holdMin)
+	}
+	// Again and again: never more than holdMax.
+	for range 20 {
+		next = time.Unix(0, h.until.Load())
+		preempted(next)
+	}
+	if d := time.Duration(h.until.Load() - next.UnixNano()); d != holdMax {
+		t.Fatalf("a hold of %v, want the bound %v", d, holdMax)
+	}
+	// A quiet while (longer than the last hold) starts over.
+	quiet := time.Unix(0, h.until.Load()).Add(2 * holdMax)
+	preempted(quiet)
+	if d := time.Duration(h.until.Load() - quiet.UnixNano()); d != holdMin {
+		t.Fatalf("after a quiet while a hold of %v, want %v", d, holdMin)
 	}
 }

@@ -11,41 +11,57 @@ import (
 	"time"
 )
 
-// pollSpin bounds how long a link's reader polls its socket, once it
+// pollMax bounds how long a link's reader polls its socket, once it
 // finds it empty, before it sleeps in the runtime's poller (epoll), as
-// Open MPI's progress engine polls before it blocks. It is off (0) unless
-// SIGCHECK_POLL sets it (a duration: SIGCHECK_POLL=20us), because on the
-// machine it was measured on — 2 cores under a load average of 13–16 —
-// polling cost more than it saved: sigcheck run -transport tcp latency,
-// one-way at 1 B / 1 KiB / 64 KiB, was 24–34 / 11 / 22–25 µs blocking,
-// 21–27 / 16–17 / 20–26 µs polling 10 µs, and 55–62 / 56–57 / 61–73 µs
-// polling 50 µs: a spinning thread spends its time slice and then waits
-// behind every other runnable task, where a sleeping one is woken ahead
-// of them. On a machine with idle cores polling is what makes MPI's
-// small-message latency; there, set it.
-var pollSpin = func() time.Duration {
-	d, err := time.ParseDuration(os.Getenv("SIGCHECK_POLL"))
+// Open MPI's progress engine polls before it blocks. SIGCHECK_POLL sets
+// it (a duration, at most 1 ms; 0 turns polling off).
+//
+// Why poll: a thread asleep in epoll_wait must be woken by the peer's
+// write, and on the 2-core virtual machine this was measured on, that
+// wake-up cost the writer 15–50 µs inside its write system call, against
+// 1–2 µs when the reader was awake. sigcheck run -transport tcp latency,
+// 1 B one-way, 5 runs each, medians: unprotected 6.8 µs blocking, 4.7
+// polling; checksum 18.2 and 9.1 (C Open MPI: 3.6).
+//
+// How it is bounded: a reader polls for at most pollMax a wait, and
+// yields to the runtime's other goroutines between polls (so a rank's
+// own goroutines are never kept waiting: TestPollYields). It does not
+// poll at all while its recent waits were long (observe: the data would
+// mostly come after it had given up), nor while the process is being
+// preempted (poll_load.go: the machine has more runnable threads than
+// cores, and a polling thread would take the core its peer needs).
+// Beside two busy processes that still costs: see poll_load.go.
+var pollMax = func() time.Duration {
+	s, ok := os.LookupEnv("SIGCHECK_POLL")
+	if !ok {
+		return defaultPollMax
+	}
+	d, err := time.ParseDuration(s)
 	if err != nil || d < 0 {
-		return 0
+		return defaultPollMax
 	}
 	return min(d, time.Millisecond) // bounded, whatever the environment says
 }()
 
+const defaultPollMax = 200 * time.Microsecond
+
 // pollReader reads a connection's socket as Open MPI's progress engine
 // does: it tries the read itself and, while the socket is empty, polls it
-// again for at most pollSpin before it lets the runtime park it on the
+// again for at most pollMax before it lets the runtime park it on the
 // poller. Every empty poll yields the processor first (runtime.Gosched),
 // so that a goroutine this reader just woke — the receive its frame
 // completed — runs at once on this core, and a busy goroutine or the
-// other rank of a 2-core machine is never kept off it: the poll only
-// takes a core nobody else wants, and never for longer than pollSpin
-// (TestPollYields).
+// other rank of a 2-core machine is never kept off it (TestPollYields).
+// A link is read by one goroutine at a time (its read token), so the
+// reader's state needs no lock.
 type pollReader struct {
-	rc  syscall.RawConn
-	fn  func(fd uintptr) bool // poll, made once: a closure per Read would allocate
-	buf []byte                // the Read in progress
-	n   int
-	err error
+	rc    syscall.RawConn
+	fn    func(fd uintptr) bool // poll, made once: a closure per Read would allocate
+	buf   []byte                // the Read in progress
+	n     int
+	err   error
+	start time.Time     // when the Read in progress found the socket empty (zero: it has not)
+	est   time.Duration // recent waits for data, smoothed (observe)
 }
 
 // newPollReader returns a polling reader of c, or c itself when it is not
@@ -53,7 +69,7 @@ type pollReader struct {
 // runtime's blocking read it is.
 func newPollReader(c net.Conn) io.Reader {
 	sc, ok := c.(syscall.Conn)
-	if !ok || pollSpin == 0 {
+	if !ok || pollMax == 0 {
 		return c
 	}
 	rc, err := sc.SyscallConn()
@@ -69,7 +85,7 @@ func (p *pollReader) Read(b []byte) (int, error) {
 	if len(b) == 0 {
 		return 0, nil
 	}
-	p.buf, p.n, p.err = b, 0, nil
+	p.buf, p.n, p.err, p.start = b, 0, nil, time.Time{}
 	err := p.rc.Read(p.fn)
 	n, rerr := p.n, p.err
 	p.buf = nil // the caller's buffer is not ours to keep
@@ -84,15 +100,28 @@ func (p *pollReader) Read(b []byte) (int, error) {
 	return n, nil
 }
 
-// poll reads what the socket holds, or polls it for at most pollSpin;
+// observe folds a wait for data (from the first empty read to the data,
+// polled or slept) into est, a moving average that follows a change of
+// pace within a few reads. A wait counts as at most 8 × pollMax, so that
+// one long pause does not keep the reader from polling for long once the
+// peer answers quickly again.
+func (p *pollReader) observe(w time.Duration) {
+	w = min(w, 8*pollMax)
+	p.est += (w - p.est) / 4
+}
+
+// poll reads what the socket holds, or polls it for at most pollMax;
 // false sends the goroutine to sleep until the socket is readable (the
-// runtime then calls poll again).
+// runtime then calls poll again, and it reads at once).
 func (p *pollReader) poll(fd uintptr) bool {
-	var start time.Time
+	var last time.Time // the previous poll of this call
 	for {
 		n, err := syscall.Read(int(fd), p.buf)
 		switch err {
 		case nil:
+			if !p.start.IsZero() {
+				p.observe(time.Since(p.start))
+			}
 			p.n = n
 			return true
 		case syscall.EINTR:
@@ -102,11 +131,20 @@ func (p *pollReader) poll(fd uintptr) bool {
 			p.err = err
 			return true
 		}
-		if start.IsZero() {
-			start = time.Now()
-		} else if time.Since(start) > pollSpin {
+		now := time.Now()
+		switch {
+		case p.start.IsZero():
+			p.start = now
+			if p.est > pollMax/2 || busy(now) {
+				return false
+			}
+		case !last.IsZero() && now.Sub(last) > preemptGap:
+			preempted(now)
+			return false
+		case now.Sub(p.start) >= pollMax:
 			return false
 		}
+		last = now
 		runtime.Gosched()
 	}
 }

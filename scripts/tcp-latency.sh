@@ -6,19 +6,21 @@
 #   goplain  a plain Go ping-pong: blocking Read/Write on a bare
 #            connection, no framing (built below from this script);
 #   sigcheck sigcheck run -transport tcp, unprotected and under the
-#            checksum and Merkle layers;
-#   p1       the same with GOMAXPROCS=1 in each rank's process: a frame's
-#            reader then hands the receive it completes to the waiting
-#            goroutine on its own thread, with no other thread to wake
-#            (at GOMAXPROCS=2 the runtime wakes one for it, each way);
-#   poll     the same with the links' readers polling (SIGCHECK_POLL,
-#            channel/poll_unix.go), if POLL is set (POLL=20us).
+#            checksum and Merkle layers (a link's reader polls its socket
+#            for up to 200 µs before it sleeps: channel/poll_unix.go);
+#   block    the same with polling off (SIGCHECK_POLL=0): every wait
+#            sleeps in the runtime's poller;
+#   p1       the same as sigcheck with GOMAXPROCS=1 in each rank's
+#            process;
+#   poll     the same as sigcheck with SIGCHECK_POLL=$POLL, if POLL is
+#            set (POLL=50us).
 # Each is run RUNS times, interleaved, so that every round sees the same
 # load; the summary gives medians and ratios. The machine's load average
 # is printed first: on a shared machine the spread is large.
 #
 #	scripts/tcp-latency.sh                 # RUNS=5 by default; OUT=dir keeps the raw rows
-#	POLL=20us scripts/tcp-latency.sh       # and the polling readers beside
+#	POLL=50us scripts/tcp-latency.sh       # and another bound on polling beside
+#	LOAD=2 scripts/tcp-latency.sh          # beside 2 busy processes (a loaded machine)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${RUNS:-5}
@@ -123,7 +125,13 @@ sc() { # impl env... -- args
   local impl=$1; shift
   env "$@" | awk -F, -v impl="$impl" 'NR > 1 { print $1, impl, $3, $4, $5, $6 }'
 }
-echo "# $(date -u +%FT%TZ) $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg); raw rows in $out" >&2
+busy=()
+trap 'kill "${busy[@]}" 2>/dev/null || true' EXIT
+for _ in $(seq "${LOAD:-0}"); do
+  while :; do :; done &
+  busy+=($!)
+done
+echo "# $(date -u +%FT%TZ) $(nproc) cores, ${LOAD:-0} busy processes beside, load $(cut -d' ' -f1-3 /proc/loadavg); raw rows in $out" >&2
 : >"$out/rows.txt"
 for run in $(seq "$runs"); do
   # shellcheck disable=SC2086
@@ -133,15 +141,16 @@ for run in $(seq "$runs"); do
   # shellcheck disable=SC2086
   "$out/goplain.bin" $lat_sizes >>"$out/rows.txt"
   for s in $lat_sizes; do
-    sc sigcheck SIGCHECK_POLL=0 "$out/sigcheck" run -transport tcp -protect none,checksum,merkle -m "$s:$s" -csv latency >>"$out/rows.txt"
-    sc p1 SIGCHECK_POLL=0 GOMAXPROCS=1 "$out/sigcheck" run -transport tcp -protect none,checksum,merkle -m "$s:$s" -csv latency >>"$out/rows.txt"
+    sc sigcheck "$out/sigcheck" run -transport tcp -protect none,checksum,merkle -m "$s:$s" -csv latency >>"$out/rows.txt"
+    sc block SIGCHECK_POLL=0 "$out/sigcheck" run -transport tcp -protect none,checksum,merkle -m "$s:$s" -csv latency >>"$out/rows.txt"
+    sc p1 GOMAXPROCS=1 "$out/sigcheck" run -transport tcp -protect none,checksum,merkle -m "$s:$s" -csv latency >>"$out/rows.txt"
     if [[ -n ${POLL:-} ]]; then
       sc poll SIGCHECK_POLL="$POLL" "$out/sigcheck" run -transport tcp -protect none,checksum,merkle -m "$s:$s" -csv latency >>"$out/rows.txt"
     fi
   done
   for s in $bw_sizes; do
-    sc sigcheck SIGCHECK_POLL=0 "$out/sigcheck" run -transport tcp -protect none,checksum,merkle -m "$s:$s" -csv bw >>"$out/rows.txt"
-    sc p1 SIGCHECK_POLL=0 GOMAXPROCS=1 "$out/sigcheck" run -transport tcp -protect none,checksum,merkle -m "$s:$s" -csv bw >>"$out/rows.txt"
+    sc sigcheck "$out/sigcheck" run -transport tcp -protect none,checksum,merkle -m "$s:$s" -csv bw >>"$out/rows.txt"
+    sc block SIGCHECK_POLL=0 "$out/sigcheck" run -transport tcp -protect none,checksum,merkle -m "$s:$s" -csv bw >>"$out/rows.txt"
   done
   echo "# run $run of $runs done, load $(cut -d' ' -f1 /proc/loadavg)" >&2
 done
