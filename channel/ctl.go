@@ -2,6 +2,7 @@ package channel
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -37,6 +38,13 @@ type ctlQueue struct {
 	wake     chan struct{}
 	stopped  chan struct{}
 	once     sync.Once
+
+	// Held verdicts (hold): under mu.
+	held      []ctlFrame
+	heldN     atomic.Int32 // len(held), for the senders to look without mu
+	heldTimer *time.Timer  // releases them if nothing else has within holdWait
+	heldArmed bool
+	rode      atomic.Uint64 // held verdicts that went in the write of another frame
 }
 
 // trySender is a Transport that can send a frame now if it can do so
@@ -223,3 +231,123 @@ func (c *ctlQueue) send(f ctlFrame) {
 }
 
 func (c *ctlQueue) stop() { c.once.Do(func() { close(c.stopped) }) }
+
+// Held verdicts. A receiver's final OK for a small message (an eager
+// send's, which its sender does not wait for) is not written at once
+// over a transport that writes several frames in one call (batchSender:
+// TCP): it is held, and goes out in the same write as the next frame
+// this rank sends to that peer — in a ping-pong, the reply (engine.frame
+// takes it). Written on its own it cost the receiver a system call
+// (about 2 µs over loopback) between verifying the message and sending
+// the reply, and the sender a second read: a third of a protected 1 B
+// one-way's cost once links' readers poll.
+//
+// A held verdict is released — sent on its own, as before — as soon as
+// this rank waits for anything (a receive, a protected send's verdict,
+// Flush: release), when it closes (flushHeld), and at the latest after
+// holdWait, so that a rank that goes off to compute does not keep its
+// peers' eager copies, nor their Flush, waiting for long.
+const holdWait = time.Millisecond
+
+// holding says whether final OK verdicts for messages of total bytes
+// are held rather than sent.
+func (c *ctlQueue) holding(total int64) bool {
+	if c.inline || total > EagerLimit {
+		return false
+	}
+	_, ok := c.e.tx.(batchSender)
+	return ok
+}
+
+// hold keeps a final OK verdict for the next frame to dst. Under e.mu
+// (as push).
+func (c *ctlQueue) hold(dst int, h wire.Header, payload []byte) {
+	h.Plen = len(payload)
+	h.Sum = xxh3.Hash(payload)
+	c.mu.Lock()
+	c.held = append(c.held, ctlFrame{dst, h, payload})
+	c.heldN.Store(int32(len(c.held)))
+	if !c.heldArmed {
+		c.heldArmed = true
+		if c.heldTimer == nil {
+			c.heldTimer = time.AfterFunc(holdWait, c.expire)
+		} else {
+			c.heldTimer.Reset(holdWait)
+		}
+	}
+	c.mu.Unlock()
+}
+
+// takeHeld moves the verdicts held for dst into fs, for the caller to
+// send ahead of its frame, in order.
+func (c *ctlQueue) takeHeld(dst int, fs []ctlFrame) []ctlFrame {
+	if c.heldN.Load() == 0 {
+		return fs
+	}
+	c.mu.Lock()
+	kept := c.held[:0]
+	for _, f := range c.held {
+		if f.dst == dst {
+			fs = append(fs, f)
+		} else {
+			kept = append(kept, f)
+		}
+	}
+	clear(c.held[len(kept):])
+	c.held = kept
+	c.heldN.Store(int32(len(kept)))
+	c.mu.Unlock()
+	return fs
+}
+
+// expire is the hold's timer: it releases what is still held.
+func (c *ctlQueue) expire() {
+	c.mu.Lock()
+	if len(c.held) == 0 {
+		c.heldArmed = false // all went with frames; the next hold arms it again
+		c.mu.Unlock()
+		return
+	}
+	c.mu.Unlock()
+	c.release()
+}
+
+// release sends the held verdicts as control frames are sent: from the
+// calling goroutine where the transport takes them at once, else from
+// the queue's. It never blocks; the caller holds no lock of the engine.
+func (c *ctlQueue) release() {
+	if c.heldN.Load() == 0 {
+		return
+	}
+	c.handling()
+	c.mu.Lock()
+	c.q = append(c.q, c.held...)
+	c.n.Store(int32(len(c.q)))
+	clear(c.held)
+	c.held = c.held[:0]
+	c.heldN.Store(0)
+	c.heldArmed = false
+	c.heldTimer.Stop()
+	c.mu.Unlock()
+	c.handled()
+}
+
+// flushHeld sends the held verdicts now, waiting for the transport to
+// take them (at most a second each): for a rank that closes, whose
+// peers would otherwise see it gone before its word.
+func (c *ctlQueue) flushHeld() {
+	if c.heldN.Load() == 0 {
+		return
+	}
+	c.mu.Lock()
+	fs := slices.Clone(c.held)
+	clear(c.held)
+	c.held = c.held[:0]
+	c.heldN.Store(0)
+	c.mu.Unlock()
+	for _, f := range fs {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		c.e.tx.Send(ctx, f.dst, f.h, f.payload)
+		cancel()
+	}
+}

@@ -688,6 +688,7 @@ func (e *engine) wait(ctx context.Context, r *recvReq) (Status, stamp, error) {
 // receive can read itself (progresser), it reads its source's; else it
 // says it waits, so that the links' own goroutines read for it.
 func (e *engine) block(ctx context.Context, r *recvReq) error {
+	e.ctl.release() // this rank waits: its held verdicts go now
 	p, _ := e.tx.(progresser)
 	if p != nil && r.src != AnySource && r.src != e.rank && p.progress(ctx, r.src, r.ready, &r.wake) {
 		p = nil // it read for itself, and is done
@@ -982,8 +983,44 @@ func (e *engine) frame(ctx context.Context, dst int, h *wire.Header, p []byte) e
 	if dst == e.rank {
 		return e.arrive(e.rank, *h, bytesFill(p))
 	}
+	if e.ctl.heldN.Load() > 0 {
+		if bs, ok := e.tx.(batchSender); ok {
+			return e.frameWithHeld(ctx, bs, dst, h, p)
+		}
+	}
 	return e.tx.Send(ctx, dst, *h, p)
 }
+
+// frameWithHeld sends a frame to dst behind the verdicts held for dst
+// (ctlQueue.hold), in one write.
+func (e *engine) frameWithHeld(ctx context.Context, bs batchSender, dst int, h *wire.Header, p []byte) error {
+	b := batches.Get().(*batch)
+	defer func() {
+		clear(b.ps) // the callers' payloads are not the pool's to keep
+		b.fs, b.hs, b.ps = b.fs[:0], b.hs[:0], b.ps[:0]
+		batches.Put(b)
+	}()
+	b.fs = e.ctl.takeHeld(dst, b.fs[:0])
+	if len(b.fs) == 0 {
+		return e.tx.Send(ctx, dst, *h, p)
+	}
+	for _, f := range b.fs {
+		b.hs, b.ps = append(b.hs, f.h), append(b.ps, f.payload)
+	}
+	b.hs, b.ps = append(b.hs, *h), append(b.ps, p)
+	e.ctl.rode.Add(uint64(len(b.fs)))
+	clear(b.fs)
+	return bs.sendBatch(ctx, dst, b.hs, b.ps)
+}
+
+// batch is frameWithHeld's scratch, pooled: a send allocates nothing.
+type batch struct {
+	fs []ctlFrame
+	hs []wire.Header
+	ps [][]byte
+}
+
+var batches = sync.Pool{New: func() any { return new(batch) }}
 
 // abandon tells dst that the message of h will not be finished, so that a
 // receive bound to it fails rather than waits.

@@ -134,6 +134,7 @@ func (p *Endpoint) reserved() Comm {
 // Close shuts the endpoint: its pending receives fail with ErrClosed and
 // the other ranks see it as lost.
 func (p *Endpoint) Close() error {
+	p.e.ctl.flushHeld() // the peers' word first: they may be waiting for it
 	p.e.shutdown()
 	return p.e.tx.Close()
 }

@@ -341,7 +341,7 @@ var errNoWord = errors.New("channel: no word yet from the receiver")
 // two cores were busy with the peer's next message — which the link's
 // goroutine went on to read into a buffer of its own while the send's
 // goroutine waited for a core.
-func (p *pending) next(ctx context.Context, pr progresser, wait time.Duration) (ctlEvent, error) {
+func (p *pending) next(ctx context.Context, pr progresser, ctl *ctlQueue, wait time.Duration) (ctlEvent, error) {
 	p.mu.Lock()
 	if p.wake == nil {
 		// Made on the first wait only: an eager send verified in
@@ -373,6 +373,7 @@ func (p *pending) next(ctx context.Context, pr progresser, wait time.Duration) (
 		case tick.expired():
 			return ctlEvent{}, errNoWord
 		}
+		ctl.release() // this rank waits: its held verdicts go now
 		if pr != nil && pr.progress(ctx, p.dst, wake, &tick.cut) {
 			// It read until wake held a token (an event, the timer) or
 			// ctx was done; the token is ours.
@@ -734,6 +735,7 @@ func Flush(ctx context.Context, c Comm) error {
 		e.eagerIdle = append(e.eagerIdle, idle)
 	}
 	e.mu.Unlock()
+	e.ctl.release() // verdicts this rank holds for its peers' sends go too
 	if idle != nil {
 		if p, ok := e.tx.(progresser); ok {
 			p.waiting(AnySource, 1) // the verdicts are read as they come
@@ -894,7 +896,7 @@ func (s *sender) await(ctx context.Context, ps *pending) error {
 	first := s.e.probe
 	wait, probes := first, 0
 	for n := 0; n <= limit; n++ {
-		ev, err := ps.next(ctx, pr, wait)
+		ev, err := ps.next(ctx, pr, s.e.ctl, wait)
 		if errors.Is(err, errNoWord) {
 			if probes++; probes > maxProbes {
 				s.e.abandon(s.dst, &s.h)

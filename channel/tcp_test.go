@@ -366,3 +366,98 @@ func TestTCPSenderReadsItsVerdict(t *testing.T) {
 		}
 	}
 }
+
+// TestHeldVerdicts: over TCP a receiver's OK for a small protected
+// message goes in the same write as its next frame to the sender (the
+// reply of a ping-pong); a receiver that then sends nothing and waits for
+// nothing still gets it out within holdWait, not at the sender's probe;
+// and one that closes at once gets it out before it goes.
+func TestHeldVerdicts(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	// The probe is long: a verdict held until then would show.
+	eps, err := ConnectLoopback(ctx, 2, TCPConfig{Secret: []byte("held"), Options: []TransportOption{WithProbe(10 * time.Second)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		for _, ep := range eps {
+			ep.Close()
+		}
+	}()
+	comms := make([]Comm, 2)
+	for r, ep := range eps {
+		if comms[r], err = WithChecksum(ep); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// A ping-pong: the verdicts ride on the replies.
+	const rounds = 200
+	err = spmd(t, comms, func(ctx context.Context, c Comm) error {
+		peer := 1 - c.Rank()
+		b := make([]byte, 100)
+		for i := range rounds {
+			if c.Rank() == 1 {
+				if _, err := c.Recv(ctx, peer, 1, b); err != nil {
+					return err
+				}
+			}
+			if err := c.Send(ctx, peer, 1, pattern(100, uint64(i))); err != nil {
+				return err
+			}
+			if c.Rank() == 0 {
+				if _, err := c.Recv(ctx, peer, 1, b); err != nil {
+					return err
+				}
+			}
+		}
+		return Flush(ctx, c)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := eps[1].e.ctl.rode.Load(); n < rounds*9/10 {
+		t.Errorf("%d of rank 1's %d verdicts went with its replies", n, rounds)
+	}
+
+	// A receiver that goes off to compute: the sender's Flush returns
+	// once the hold expires.
+	done := make(chan error, 1)
+	go func() {
+		b := make([]byte, 100)
+		_, err := comms[1].Recv(ctx, 0, 2, b)
+		time.Sleep(time.Second) // calls nothing meanwhile
+		done <- err
+	}()
+	if err := comms[0].Send(ctx, 1, 2, pattern(100, 9)); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if err := Flush(ctx, comms[0]); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > 500*time.Millisecond {
+		t.Errorf("the sender's Flush waited %v for a verdict held %v at most", d, holdWait)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+
+	// A receiver that closes at once: its word goes before it does.
+	go func() {
+		b := make([]byte, 100)
+		_, err := comms[1].Recv(ctx, 0, 3, b)
+		eps[1].Close()
+		done <- err
+	}()
+	if err := comms[0].Send(ctx, 1, 3, pattern(100, 10)); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if err := Flush(ctx, comms[0]); err != nil {
+		t.Fatalf("the receiver closed before its verdict went: %v", err)
+	}
+}
