@@ -23,15 +23,18 @@ import (
 // the other rank should, and a one-byte one-way trip took 20 µs instead
 // of the 4 µs of a plain Go ping-pong.
 //
+// A protected send that waits for its receiver's verdict reads the
+// receiver's link the same way (pending.next).
+//
 // A link has one read token (tcpConn.tok): whoever holds it reads whole
 // frames and delivers them to the engine, whatever receive they are for.
 // The link's own goroutine (readLoop) holds it when no receive does —
 // for frames nobody waits for yet: a message whose receive comes later,
 // an eager send's verdict — but only once the link has gone unread for
 // takeover (up to maxTakeover while receives keep reading it), or at
-// once when a goroutine waits for its frames without
-// reading them (a receive from AnySource, a protected send awaiting its
-// verdict, Flush: waiting). A receive that finds the link's goroutine
+// once when a goroutine waits for its frames without reading them (a
+// receive from AnySource, Flush, a protected send whose link another
+// receive reads: waiting). A receive that finds the link's goroutine
 // holding the token asks for it (yield) and gets it at the next frame
 // boundary; one that finds another receive holding it waits as before,
 // since that receive delivers every frame of the link.
