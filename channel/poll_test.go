@@ -14,11 +14,11 @@ import (
 )
 
 // withPolling turns the polling of links' readers on (at its longest,
-// 1 ms) for the links made until the test ends.
+// 1 ms, and with several ranks in the process) until the test ends.
 func withPolling(t *testing.T) {
-	old := pollMax
-	pollMax = time.Millisecond
-	t.Cleanup(func() { pollMax = old })
+	old, oldShared := pollMax, pollShared
+	pollMax, pollShared = time.Millisecond, true // the ranks of these tests share the process
+	t.Cleanup(func() { pollMax, pollShared = old, oldShared })
 }
 
 // TestPollYields: the polling reader gives the CPU back. Two ranks in
@@ -184,4 +184,12 @@ func TestPollHold(t *testing.T) {
 	if d := time.Duration(h.until.Load() - quiet.UnixNano()); d != holdMin {
 		t.Fatalf("after a quiet while a hold of %v, want %v", d, holdMin)
 	}
+}
+
+// TestPollReadCanceled is TestTCPReadCanceled with the links' readers
+// polling: a receive arms its context's watch only once it is about to
+// sleep (tcpConn.armCtx), and its context must still end it.
+func TestPollReadCanceled(t *testing.T) {
+	withPolling(t)
+	readCanceled(t)
 }

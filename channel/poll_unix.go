@@ -62,6 +62,11 @@ type pollReader struct {
 	err   error
 	start time.Time     // when the Read in progress found the socket empty (zero: it has not)
 	est   time.Duration // recent waits for data, smoothed (observe)
+	// park, if set, is called before the reader sleeps in the runtime's
+	// poller: the link arms what cuts that sleep short then, not before
+	// every read (linkRead.armCtx), since arming allocates and a read
+	// that polls seldom needs it.
+	park func()
 }
 
 // newPollReader returns a polling reader of c, or c itself when it is not
@@ -135,18 +140,37 @@ func (p *pollReader) poll(fd uintptr) bool {
 		switch {
 		case p.start.IsZero():
 			p.start = now
-			if p.est > pollMax/2 || busy(now) {
-				return false
+			if p.est > pollMax/2 || !pollAlone() || busy(now) {
+				return p.sleep()
 			}
 		case !last.IsZero() && now.Sub(last) > preemptGap:
 			preempted(now)
-			return false
+			return p.sleep()
 		case now.Sub(p.start) >= pollMax:
-			return false
+			return p.sleep()
 		}
 		last = now
 		runtime.Gosched()
 	}
+}
+
+// sleep lets the runtime park the reader until the socket is readable,
+// once the link has armed what may cut that short.
+func (p *pollReader) sleep() bool {
+	if p.park != nil {
+		p.park()
+	}
+	return false
+}
+
+// setPark sets the reader's park hook, if it is a polling reader, and
+// reports whether it is.
+func setPark(r io.Reader, park func()) bool {
+	p, ok := r.(*pollReader)
+	if ok {
+		p.park = park
+	}
+	return ok
 }
 
 // tryWriter writes to a socket only what it takes at once: the control
@@ -155,7 +179,9 @@ func (p *pollReader) poll(fd uintptr) bool {
 type tryWriter struct {
 	rc  syscall.RawConn
 	fn  func(fd uintptr) bool // write, made once
+	fnv func(fd uintptr) bool // writev1, made once
 	b   []byte
+	iov []syscall.Iovec // writev's buffers
 	n   int
 	err error
 }
@@ -171,7 +197,7 @@ func newTryWriter(c net.Conn) *tryWriter {
 		return nil
 	}
 	w := &tryWriter{rc: rc}
-	w.fn = w.write1
+	w.fn, w.fnv = w.write1, w.writev1
 	return w
 }
 
@@ -202,4 +228,44 @@ func (w *tryWriter) write1(fd uintptr) bool {
 			return true
 		}
 	}
+}
+
+// maxTryIov bounds the buffers writev tries at once (the kernel takes up
+// to IOV_MAX, 1024 on Linux): more go by the blocking path.
+const maxTryIov = 64
+
+// writev is write for several buffers, in one system call: it writes
+// what of bufs the socket takes now — all of it, a part, or nothing (0
+// and no error) — where the platform has writev at hand (writev1), and
+// nothing elsewhere. A send with a context that can be canceled tries it
+// first (tcpTx.Send): only if the socket does not take the whole frame
+// must it arm what interrupts a blocked write, which allocates.
+func (w *tryWriter) writev(bufs [][]byte) (int, error) {
+	if len(bufs) > maxTryIov || !haveWritev {
+		return 0, nil
+	}
+	w.iov = w.iov[:0]
+	for _, b := range bufs {
+		if len(b) > 0 {
+			v := syscall.Iovec{Base: &b[0]}
+			v.SetLen(len(b))
+			w.iov = append(w.iov, v)
+		}
+	}
+	if len(w.iov) == 0 {
+		return 0, nil
+	}
+	w.n, w.err = 0, nil
+	err := w.rc.Write(w.fnv)
+	n, werr := w.n, w.err
+	clear(w.iov) // the caller's buffers are not ours to keep
+	switch {
+	case err != nil:
+		return 0, err
+	case werr == syscall.EAGAIN:
+		return 0, nil
+	case werr != nil:
+		return 0, werr
+	}
+	return n, nil
 }

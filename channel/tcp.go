@@ -78,6 +78,7 @@ func ConnectTCP(ctx context.Context, cfg TCPConfig) (*Endpoint, error) {
 	var t *tcpTx
 	ep, err := NewEndpoint(cfg.Rank, cfg.Size, func(f Frames) (Transport, error) {
 		t = &tcpTx{f: f, key: wire.JobKey(cfg.Secret), cfg: cfg, conns: make([]*tcpConn, cfg.Size)}
+		ranksHere.Add(1)
 		return t, nil
 	}, append(slices.Clip(cfg.Options), WithInjector(cfg.Injector))...)
 	if err != nil || cfg.Size == 1 {
@@ -95,13 +96,19 @@ func ConnectTCP(ctx context.Context, cfg TCPConfig) (*Endpoint, error) {
 	return ep, nil
 }
 
+// ranksHere counts the TCP ranks open in this process (ConnectTCP,
+// ConnectLoopback): their links' readers poll only while it is one
+// (poll_load.go).
+var ranksHere atomic.Int32
+
 type tcpTx struct {
-	f     Frames
-	key   []byte
-	cfg   TCPConfig
-	mu    sync.Mutex
-	conns []*tcpConn
-	wg    sync.WaitGroup // reader goroutines
+	closed atomic.Bool // Close was called (ranksHere counts it no more)
+	f      Frames
+	key    []byte
+	cfg    TCPConfig
+	mu     sync.Mutex
+	conns  []*tcpConn
+	wg     sync.WaitGroup // reader goroutines
 
 	anyWaiters atomic.Int32 // goroutines waiting for frames of any peer (progresser)
 }
@@ -403,6 +410,7 @@ func (t *tcpTx) attach(r int, c net.Conn, link []byte) {
 	}
 	pr := newPollReader(c)
 	tc := &tcpConn{c: c, r: pr, br: bufio.NewReaderSize(pr, 64<<10), link: link, try: newTryWriter(c)}
+	tc.rd.lazyCtx = setPark(pr, tc.armCtx)
 	tc.initRead()
 	t.mu.Lock()
 	t.conns[r] = tc
@@ -441,13 +449,39 @@ func (t *tcpTx) Send(ctx context.Context, dst int, h wire.Header, payload []byte
 	tc.wmu.Lock()
 	defer tc.wmu.Unlock()
 	h.Put(tc.hdr[:])
-	stop := tc.watch(ctx)
 	tc.out = [2][]byte{tc.hdr[:], payload}
 	tc.bufs = tc.out[:]
-	_, err := tc.bufs.WriteTo(tc.c)
+	err := tc.write(ctx)
 	tc.out[1] = nil // the caller's buffer is not ours to keep
-	stop()
 	return t.sent(ctx, dst, tc, err)
+}
+
+// write writes tc.bufs (under wmu) under ctx. With a context that can be
+// canceled it first tries a write that does not wait: what the socket
+// takes at once — a whole small frame, mostly — needs no watch of ctx
+// (watch allocates); the rest is written under the watch.
+func (tc *tcpConn) write(ctx context.Context) error {
+	tc.setDeadline(ctx) // a deadline an earlier send's watch left must not fail this one
+	if ctx.Done() != nil && tc.try != nil {
+		n, err := tc.try.writev(tc.bufs)
+		if err != nil {
+			return err
+		}
+		for n > 0 { // consume what went
+			k := min(n, len(tc.bufs[0]))
+			if tc.bufs[0] = tc.bufs[0][k:]; len(tc.bufs[0]) == 0 {
+				tc.bufs = tc.bufs[1:]
+			}
+			n -= k
+		}
+		if len(tc.bufs) == 0 {
+			return nil
+		}
+	}
+	stop := tc.watch(ctx)
+	_, err := tc.bufs.WriteTo(tc.c)
+	stop()
+	return err
 }
 
 // sent ends a write to dst: an error breaks the link.
@@ -462,15 +496,20 @@ func (t *tcpTx) sent(ctx context.Context, dst int, tc *tcpConn, err error) error
 	return nil
 }
 
-// watch arms the write deadline of tc for a write under ctx (under wmu),
-// and returns what disarms it.
-func (tc *tcpConn) watch(ctx context.Context) (stop func() bool) {
-	// Setting the deadline takes the poller's lock: skipped when it does
-	// not change, as for the sends without one.
+// setDeadline sets the write deadline of tc to ctx's (under wmu).
+// Setting it takes the poller's lock: skipped when it does not change,
+// as for the sends without one.
+func (tc *tcpConn) setDeadline(ctx context.Context) {
 	if dl, _ := ctx.Deadline(); !dl.Equal(tc.wdl) {
 		tc.c.SetWriteDeadline(dl)
 		tc.wdl = dl
 	}
+}
+
+// watch arms the write deadline of tc for a write under ctx (under wmu),
+// and returns what disarms it.
+func (tc *tcpConn) watch(ctx context.Context) (stop func() bool) {
+	tc.setDeadline(ctx)
 	// A context done mid-write interrupts it; the link is then broken
 	// (half a frame is on the wire) and the peer is lost. (A context that
 	// is never done, as most sends' are, needs no watching.)
@@ -498,11 +537,9 @@ func (t *tcpTx) sendBatch(ctx context.Context, dst int, hs []wire.Header, ps [][
 		h.Put(b)
 		tc.batch = append(tc.batch, b, ps[i])
 	}
-	stop := tc.watch(ctx)
-	bufs := tc.batch // WriteTo consumes the slice it is given
-	_, err := bufs.WriteTo(tc.c)
+	tc.bufs = tc.batch // WriteTo consumes the slice it is given; a local would escape (allocate)
+	err := tc.write(ctx)
 	clear(tc.batch) // the callers' buffers are not ours to keep
-	stop()
 	return t.sent(ctx, dst, tc, err)
 }
 
@@ -553,6 +590,9 @@ func (t *tcpTx) Abort(peer int, err error) {
 }
 
 func (t *tcpTx) Close() error {
+	if t.closed.CompareAndSwap(false, true) {
+		ranksHere.Add(-1)
+	}
 	t.mu.Lock()
 	conns := append([]*tcpConn(nil), t.conns...)
 	t.mu.Unlock()

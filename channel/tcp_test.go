@@ -461,3 +461,33 @@ func TestHeldVerdicts(t *testing.T) {
 		t.Fatalf("the receiver closed before its verdict went: %v", err)
 	}
 }
+
+// TestTCPSendAfterCanceledWrite: a send canceled mid-write leaves its
+// connection's write deadline in the past (watch); the next send, which
+// first tries a write that does not wait (tcpConn.write), must set its
+// own deadline before, or it fails — and breaks the link — at once. The
+// fault campaign found that one: receives then waited on a broken link.
+func TestTCPSendAfterCanceledWrite(t *testing.T) {
+	eps, err := startTCP(2, []byte("deadline"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeAll(eps)
+	tc := eps[0].e.tx.(*tcpTx).conn(1)
+	tc.wmu.Lock()
+	tc.c.SetWriteDeadline(time.Now()) // as a canceled send's watch leaves it
+	tc.wdl = time.Unix(1, 0)
+	tc.wmu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for i := range 3 {
+		msg := pattern(100, uint64(i))
+		if err := eps[0].Send(ctx, 1, 1, msg); err != nil {
+			t.Fatalf("send %d: %v", i, err)
+		}
+		buf := make([]byte, len(msg))
+		if _, err := eps[1].Recv(ctx, 0, 1, buf); err != nil || !bytes.Equal(buf, msg) {
+			t.Fatalf("receive %d: %v", i, err)
+		}
+	}
+}

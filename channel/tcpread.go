@@ -89,6 +89,13 @@ type linkRead struct {
 	bg       bool       // the link's goroutine holds the token
 	yield    bool       // a receive wants the token from the link's goroutine
 
+	// The context of the receive holding the token, and what disarms
+	// the cut it arms (armCtx): only once the reader is about to sleep,
+	// if its reader can say so (lazyCtx: a polling reader), else at once.
+	ctx     context.Context
+	stopCtx func() bool
+	lazyCtx bool
+
 	kick     chan struct{} // wakes the link's goroutine to read now
 	dead     chan struct{} // closed when the connection is
 	waiters  atomic.Int32  // goroutines waiting for this link's frames without reading it
@@ -113,6 +120,16 @@ func (tc *tcpConn) initRead() {
 			return err
 		}
 		return nil
+	}
+}
+
+// armCtx makes the context of the receive holding the token cut its
+// wait for a header short when it is done (context.AfterFunc, which
+// allocates: a polling reader calls it only when it is about to sleep,
+// which a ping-pong's reads seldom do). Only the token holder calls it.
+func (tc *tcpConn) armCtx() {
+	if lr := &tc.rd; lr.ctx != nil && lr.stopCtx == nil {
+		lr.stopCtx = context.AfterFunc(lr.ctx, lr.cutFn)
 	}
 }
 
@@ -264,9 +281,11 @@ func (t *tcpTx) progress(ctx context.Context, src int, done chan struct{}, wake 
 		}
 	}
 	wake.Store(&lr.cutFn)
-	stopCtx := func() bool { return false }
 	if ctx.Done() != nil {
-		stopCtx = context.AfterFunc(ctx, lr.cutFn)
+		lr.ctx = ctx
+		if !lr.lazyCtx {
+			tc.armCtx()
+		}
 	}
 	err := t.readFrames(src, tc, func() bool {
 		select {
@@ -277,7 +296,11 @@ func (t *tcpTx) progress(ctx context.Context, src int, done chan struct{}, wake 
 			return ctx.Err() != nil
 		}
 	})
-	stopCtx()
+	if lr.stopCtx != nil {
+		lr.stopCtx()
+		lr.stopCtx = nil
+	}
+	lr.ctx = nil
 	wake.Store(nil)
 	lr.lastUser.Store(time.Now().UnixNano())
 	<-lr.tok

@@ -49,7 +49,9 @@ func TestTCPReadTakesOver(t *testing.T) {
 
 // TestTCPReadCanceled: a receive reading for itself whose context ends
 // returns then, and leaves the link whole for the next.
-func TestTCPReadCanceled(t *testing.T) {
+func TestTCPReadCanceled(t *testing.T) { readCanceled(t) }
+
+func readCanceled(t *testing.T) {
 	eps, err := startTCP(2, []byte("read"))
 	if err != nil {
 		t.Fatal(err)
