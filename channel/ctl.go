@@ -59,6 +59,14 @@ type ctlFrame struct {
 	payload []byte
 }
 
+// newCtlFrame makes a control frame of h and payload: its length and
+// check are set here.
+func newCtlFrame(dst int, h wire.Header, payload []byte) ctlFrame {
+	h.Plen = len(payload)
+	h.Sum = xxh3.Hash(payload)
+	return ctlFrame{dst, h, payload}
+}
+
 func newCtlQueue(e *engine, inline bool) *ctlQueue {
 	c := &ctlQueue{e: e, inline: inline, wake: make(chan struct{}, 1), stopped: make(chan struct{})}
 	if !inline {
@@ -69,10 +77,9 @@ func newCtlQueue(e *engine, inline bool) *ctlQueue {
 
 // push queues a control frame; it never blocks.
 func (c *ctlQueue) push(dst int, h wire.Header, payload []byte) {
-	h.Plen = len(payload)
-	h.Sum = xxh3.Hash(payload)
+	f := newCtlFrame(dst, h, payload)
 	c.mu.Lock()
-	c.q = append(c.q, ctlFrame{dst, h, payload})
+	c.q = append(c.q, f)
 	c.n.Store(int32(len(c.q)))
 	// A frame being handled, or a drain under way, sends it (handled,
 	// flush and run look at the queue again before they stop, under mu).
@@ -262,10 +269,9 @@ func (c *ctlQueue) holding(total int64) bool {
 // hold keeps a final OK verdict for the next frame to dst. Under e.mu
 // (as push).
 func (c *ctlQueue) hold(dst int, h wire.Header, payload []byte) {
-	h.Plen = len(payload)
-	h.Sum = xxh3.Hash(payload)
+	f := newCtlFrame(dst, h, payload)
 	c.mu.Lock()
-	c.held = append(c.held, ctlFrame{dst, h, payload})
+	c.held = append(c.held, f)
 	c.heldN.Store(int32(len(c.held)))
 	if !c.heldArmed {
 		c.heldArmed = true

@@ -204,10 +204,18 @@ func newTryWriter(c net.Conn) *tryWriter {
 // write writes what of b the socket takes now: all of it, a part, or
 // nothing (0 and no error) when its buffer is full.
 func (w *tryWriter) write(b []byte) (int, error) {
-	w.b, w.n, w.err = b, 0, nil
-	err := w.rc.Write(w.fn)
-	n, werr := w.n, w.err
+	w.b = b
+	n, err := w.do(w.fn)
 	w.b = nil
+	return n, err
+}
+
+// do makes one non-blocking write (fn: write1 or writev1) and says what
+// went: a full socket is 0 and no error.
+func (w *tryWriter) do(fn func(fd uintptr) bool) (int, error) {
+	w.n, w.err = 0, nil
+	err := w.rc.Write(fn)
+	n, werr := w.n, w.err
 	switch {
 	case err != nil:
 		return 0, err
@@ -255,17 +263,7 @@ func (w *tryWriter) writev(bufs [][]byte) (int, error) {
 	if len(w.iov) == 0 {
 		return 0, nil
 	}
-	w.n, w.err = 0, nil
-	err := w.rc.Write(w.fnv)
-	n, werr := w.n, w.err
+	n, err := w.do(w.fnv)
 	clear(w.iov) // the caller's buffers are not ours to keep
-	switch {
-	case err != nil:
-		return 0, err
-	case werr == syscall.EAGAIN:
-		return 0, nil
-	case werr != nil:
-		return 0, werr
-	}
-	return n, nil
+	return n, err
 }
