@@ -467,7 +467,11 @@ func (tc *tcpConn) write(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		for n > 0 { // consume what went
+		// Consume what went, and the empty buffers after it (a frame
+		// without payload): a frame written whole must not go on to a
+		// write of nothing, which fails if the peer, having read the
+		// frame, has closed the connection meanwhile.
+		for len(tc.bufs) > 0 && (n > 0 || len(tc.bufs[0]) == 0) {
 			k := min(n, len(tc.bufs[0]))
 			if tc.bufs[0] = tc.bufs[0][k:]; len(tc.bufs[0]) == 0 {
 				tc.bufs = tc.bufs[1:]

@@ -491,3 +491,35 @@ func TestTCPSendAfterCanceledWrite(t *testing.T) {
 		}
 	}
 }
+
+// TestTCPWholeFrameWritesOnce: a frame the first, non-waiting write takes
+// whole is done — even one without payload, whose empty payload is left
+// over. Going on to a write of nothing armed the context's watch and, if
+// the peer had read the frame and closed meanwhile (a barrier's last
+// message), failed the send: sigcheck run's final barrier did, now and
+// then. The watch leaves its mark on the connection's write deadline.
+func TestTCPWholeFrameWritesOnce(t *testing.T) {
+	eps, err := startTCP(2, []byte("once"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeAll(eps)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	tc := eps[0].e.tx.(*tcpTx).conn(1)
+	for _, size := range []int{0, 1, 100} {
+		if err := eps[0].Send(ctx, 1, 1, pattern(size, 1)); err != nil {
+			t.Fatal(err)
+		}
+		tc.wmu.Lock()
+		dl, _ := ctx.Deadline()
+		armed := !tc.wdl.Equal(dl)
+		tc.wmu.Unlock()
+		if armed {
+			t.Errorf("a frame of %d bytes taken whole went on to a second, watched write", size)
+		}
+		if _, err := eps[1].Recv(ctx, 0, 1, make([]byte, size)); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
