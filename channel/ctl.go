@@ -2,7 +2,6 @@ package channel
 
 import (
 	"context"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -327,15 +326,24 @@ func (c *ctlQueue) release() {
 	}
 	c.handling()
 	c.mu.Lock()
-	c.q = append(c.q, c.held...)
+	c.q = c.drainHeld(c.q)
 	c.n.Store(int32(len(c.q)))
+	c.mu.Unlock()
+	c.handled()
+}
+
+// drainHeld moves every held verdict into fs, in order, and disarms the
+// hold's timer. Under mu.
+func (c *ctlQueue) drainHeld(fs []ctlFrame) []ctlFrame {
+	fs = append(fs, c.held...)
 	clear(c.held)
 	c.held = c.held[:0]
 	c.heldN.Store(0)
-	c.heldArmed = false
-	c.heldTimer.Stop()
-	c.mu.Unlock()
-	c.handled()
+	if c.heldArmed {
+		c.heldArmed = false
+		c.heldTimer.Stop()
+	}
+	return fs
 }
 
 // flushHeld sends the held verdicts now, waiting for the transport to
@@ -346,10 +354,7 @@ func (c *ctlQueue) flushHeld() {
 		return
 	}
 	c.mu.Lock()
-	fs := slices.Clone(c.held)
-	clear(c.held)
-	c.held = c.held[:0]
-	c.heldN.Store(0)
+	fs := c.drainHeld(nil)
 	c.mu.Unlock()
 	for _, f := range fs {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)

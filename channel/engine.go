@@ -996,7 +996,8 @@ func (e *engine) frame(ctx context.Context, dst int, h *wire.Header, p []byte) e
 func (e *engine) frameWithHeld(ctx context.Context, bs batchSender, dst int, h *wire.Header, p []byte) error {
 	b := batches.Get().(*batch)
 	defer func() {
-		clear(b.ps) // the callers' payloads are not the pool's to keep
+		clear(b.fs) // the frames' and the callers' payloads are not the pool's to keep
+		clear(b.ps)
 		b.fs, b.hs, b.ps = b.fs[:0], b.hs[:0], b.ps[:0]
 		batches.Put(b)
 	}()
@@ -1009,7 +1010,6 @@ func (e *engine) frameWithHeld(ctx context.Context, bs batchSender, dst int, h *
 	}
 	b.hs, b.ps = append(b.hs, *h), append(b.ps, p)
 	e.ctl.rode.Add(uint64(len(b.fs)))
-	clear(b.fs)
 	return bs.sendBatch(ctx, dst, b.hs, b.ps)
 }
 

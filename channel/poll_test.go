@@ -193,3 +193,64 @@ func TestPollReadCanceled(t *testing.T) {
 	withPolling(t)
 	readCanceled(t)
 }
+
+// TestPollStops: a reader whose peer writes a byte every 2 ms stops
+// polling — its recent waits are long, and it would spin for nothing —
+// and is still given every byte; once the bytes come back to back, it
+// polls again.
+func TestPollStops(t *testing.T) {
+	withPolling(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	const slow, fast = 20, 20
+	next := make(chan struct{})
+	go func() {
+		c, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		for i := range slow {
+			time.Sleep(2 * time.Millisecond)
+			c.Write([]byte{byte(i)})
+		}
+		<-next
+		for i := range fast { // all at once: the reader finds them waiting
+			c.Write([]byte{byte(slow + i)})
+		}
+	}()
+	c, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	p, ok := newPollReader(c).(*pollReader)
+	if !ok {
+		t.Fatal("a TCP connection is not read by polling")
+	}
+	var b [1]byte
+	for i := range slow {
+		if _, err := io.ReadFull(p, b[:]); err != nil || b[0] != byte(i) {
+			t.Fatalf("byte %d: %v, %d", i, err, b[0])
+		}
+	}
+	if p.est <= pollMax/2 {
+		t.Errorf("after %d waits of 2 ms the reader still polls (waits estimated at %v)", slow, p.est)
+	}
+	// A short wait brings the estimate down, within a few reads.
+	for range 12 {
+		p.observe(20 * time.Microsecond)
+	}
+	if p.est > pollMax/2 {
+		t.Errorf("after 12 waits of 20 µs the reader does not poll again (waits estimated at %v)", p.est)
+	}
+	close(next)
+	for i := range fast {
+		if _, err := io.ReadFull(p, b[:]); err != nil || b[0] != byte(slow+i) {
+			t.Fatalf("byte %d: %v, %d", slow+i, err, b[0])
+		}
+	}
+}

@@ -29,7 +29,8 @@ import (
 // poll at all while its recent waits were long (observe: the data would
 // mostly come after it had given up), nor while the process is being
 // preempted (poll_load.go: the machine has more runnable threads than
-// cores, and a polling thread would take the core its peer needs).
+// cores, and a polling thread would take the core its peer needs), nor
+// in a process with more than one TCP rank (pollAlone).
 // Beside two busy processes that still costs: see poll_load.go.
 var pollMax = func() time.Duration {
 	s, ok := os.LookupEnv("SIGCHECK_POLL")

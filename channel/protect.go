@@ -318,10 +318,8 @@ func (p *pending) fail(err error) {
 	p.signal()
 	tick := p.tick
 	p.mu.Unlock()
-	if tick != nil { // the send's goroutine may be reading its link (next): cut its wait
-		if c := tick.cut.Load(); c != nil {
-			(*c)()
-		}
+	if tick != nil { // the send's goroutine may be reading its link (next)
+		tick.cutWait()
 	}
 }
 
@@ -454,6 +452,12 @@ func (w *waitTimer) fire() {
 	default:
 	}
 	w.mu.Unlock()
+	w.cutWait()
+}
+
+// cutWait cuts short the wait of the goroutine reading the link for the
+// send, if one is.
+func (w *waitTimer) cutWait() {
 	if c := w.cut.Load(); c != nil {
 		(*c)()
 	}

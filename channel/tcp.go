@@ -510,10 +510,10 @@ func (tc *tcpConn) setDeadline(ctx context.Context) {
 	}
 }
 
-// watch arms the write deadline of tc for a write under ctx (under wmu),
-// and returns what disarms it.
+// watch makes ctx, if it can be canceled, interrupt a write under it
+// (under wmu, the write deadline already set: write), and returns what
+// disarms it.
 func (tc *tcpConn) watch(ctx context.Context) (stop func() bool) {
-	tc.setDeadline(ctx)
 	// A context done mid-write interrupts it; the link is then broken
 	// (half a frame is on the wire) and the peer is lost. (A context that
 	// is never done, as most sends' are, needs no watching.)
