@@ -115,6 +115,16 @@ type tcpTx struct {
 
 const sockBuf = 4 << 20
 
+// headerBuf is the buffer a link's headers are read through: a read for
+// a header takes in what follows it too, up to this much, so that a
+// burst of small frames costs one system call. It is small because what
+// a header's read takes of a large payload is copied twice (socket to
+// buffer to destination); the rest of the payload goes straight from the
+// socket into its destination. At 64 KiB it was: a 64 KiB ping-pong,
+// 5 runs alternately, went from 14.4 to 13.6 µs one-way unprotected and
+// 18.5 to 17.7 under checksums.
+const headerBuf = 16 << 10
+
 type tcpConn struct {
 	c    net.Conn
 	r    io.Reader // c, read by polling where it can be (poll_unix.go)
@@ -409,7 +419,7 @@ func (t *tcpTx) attach(r int, c net.Conn, link []byte) {
 		tc.SetWriteBuffer(sockBuf)
 	}
 	pr := newPollReader(c)
-	tc := &tcpConn{c: c, r: pr, br: bufio.NewReaderSize(pr, 64<<10), link: link, try: newTryWriter(c)}
+	tc := &tcpConn{c: c, r: pr, br: bufio.NewReaderSize(pr, headerBuf), link: link, try: newTryWriter(c)}
 	tc.rd.lazyCtx = setPark(pr, tc.armCtx)
 	tc.initRead()
 	t.mu.Lock()
