@@ -21,7 +21,9 @@ const (
 //
 // Send returns once data has been handed over (the buffer may then be
 // reused); it does not wait for a matching Recv. Messages between two
-// ranks are not overtaken by later ones with the same tag. Recv takes the
+// ranks are not overtaken by later ones with the same tag (sent later by
+// the same goroutine, or by Isend calls later in the same goroutine: see
+// Isend). Recv takes the
 // first message that matches src (or AnySource) and tag (or AnyTag) into
 // buf, which may be longer than the message (Status.Len says how much
 // came); a message longer than buf is an error wrapping ErrTruncated.
@@ -121,13 +123,27 @@ func (r *Request) Wait() (Status, error) {
 func (r *Request) Done() <-chan struct{} { return r.done }
 
 // Isend sends in the background; data must not change until Wait returns.
+// On a Comm of this package the send takes its place before Isend
+// returns: messages to one rank are matched in the order of the Isend
+// and Send calls that sent them, as MPI's non-overtaking rule says,
+// whichever goroutine gets to write first.
 func Isend(ctx context.Context, c Comm, dst, tag int, data []byte) *Request {
 	r := &Request{done: make(chan struct{})}
+	send := func() error { return c.Send(ctx, dst, tag, data) }
+	if p, ok := c.(sendPoster); ok {
+		send = p.postSend(ctx, dst, tag, data)
+	}
 	go func() {
 		defer close(r.done)
-		r.err = c.Send(ctx, dst, tag, data)
+		r.err = send()
 	}()
 	return r
+}
+
+// sendPoster is a Comm whose sends can take their place in the order of
+// its rank's sends now and write later (sendorder.go).
+type sendPoster interface {
+	postSend(ctx context.Context, dst, tag int, data []byte) func() error
 }
 
 // Irecv receives in the background; buf must not be touched until Wait

@@ -62,6 +62,14 @@ func (d *dup) Recv(ctx context.Context, src, tag int, buf []byte) (Status, error
 	return d.e.recv(ctx, d.ctx, src, int64(tag), buf)
 }
 
+func (d *dup) postSend(ctx context.Context, dst, tag int, data []byte) func() error {
+	if err := checkSend(d, dst, tag, d.sys); err != nil {
+		return func() error { return err }
+	}
+	t := d.e.ticket(dst)
+	return func() error { return d.e.sendIn(ctx, t, d.ctx, dst, int64(tag), data, nil) }
+}
+
 func (d *dup) post(src, tag int, buf []byte) (*recvReq, error) {
 	if err := checkRecv(d, src, tag, d.sys); err != nil {
 		return nil, err

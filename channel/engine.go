@@ -63,6 +63,7 @@ type engine struct {
 	retired    atomic.Pointer[recvReq]  // a receive that has returned, with its message, to recycle (recycle.go)
 	colls      map[uint32]uint32        // per context, the number of the next collective call (coll.go)
 	seqOut     map[peerCtx]uint32       // per destination and protected context, the Seq of the next message (order.go)
+	sendq      []sendQueue              // per destination, the order of the sends (sendorder.go)
 	orders     map[peerCtx]*order       // per source and protected context, the order of its messages (order.go)
 	anyLost    bool
 	closed     bool
@@ -148,6 +149,7 @@ func (e *engine) initState() {
 	e.forgotten = make([]uint64, e.size)
 	e.colls = map[uint32]uint32{}
 	e.seqOut, e.orders = map[peerCtx]uint32{}, map[peerCtx]*order{}
+	e.sendq = make([]sendQueue, e.size)
 	e.settled.Store(&map[uint32]bool{})
 }
 
@@ -859,6 +861,20 @@ func (e *engine) eagerEnd(id uint64, ps *pending, err error) {
 // send cuts a message into frames and hands them to the transport (or,
 // to itself, straight to its own engine).
 func (e *engine) send(ctx context.Context, ctxID uint32, dst int, tag int64, data, stamp []byte) error {
+	return e.sendIn(ctx, e.turnFor(dst), ctxID, dst, tag, data, stamp)
+}
+
+// sendIn is send in the turn of ticket t, which it ends (or gives up).
+func (e *engine) sendIn(ctx context.Context, t ticket, ctxID uint32, dst int, tag int64, data, stamp []byte) error {
+	if err := t.wait(ctx); err != nil {
+		return err
+	}
+	err := e.sendNow(ctx, ctxID, dst, tag, data, stamp)
+	t.done()
+	return err
+}
+
+func (e *engine) sendNow(ctx context.Context, ctxID uint32, dst int, tag int64, data, stamp []byte) error {
 	if err := e.ready(ctx, dst); err != nil {
 		return err
 	}

@@ -40,6 +40,14 @@ func (p *Endpoint) Recv(ctx context.Context, src, tag int, buf []byte) (Status, 
 	return p.e.recv(ctx, 0, src, int64(tag), buf)
 }
 
+func (p *Endpoint) postSend(ctx context.Context, dst, tag int, data []byte) func() error {
+	if err := checkSend(p, dst, tag, p.sys); err != nil {
+		return func() error { return err }
+	}
+	t := p.e.ticket(dst)
+	return func() error { return p.e.sendIn(ctx, t, 0, dst, int64(tag), data, nil) }
+}
+
 func (p *Endpoint) post(src, tag int, buf []byte) (*recvReq, error) {
 	if err := checkRecv(p, src, tag, p.sys); err != nil {
 		return nil, err

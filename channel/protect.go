@@ -198,6 +198,14 @@ func (l *layer) Recv(ctx context.Context, src, tag int, buf []byte) (Status, err
 	return l.e.recv(ctx, l.ctx, src, int64(tag), buf)
 }
 
+func (l *layer) postSend(ctx context.Context, dst, tag int, data []byte) func() error {
+	if err := checkSend(l, dst, tag, l.sys); err != nil {
+		return func() error { return err }
+	}
+	t := l.e.ticket(dst)
+	return func() error { return l.e.sendProtectedIn(ctx, t, l.p, l.ctx, dst, int64(tag), data, nil) }
+}
+
 func (l *layer) post(src, tag int, buf []byte) (*recvReq, error) {
 	if err := checkRecv(l, src, tag, l.sys); err != nil {
 		return nil, err
@@ -605,10 +613,20 @@ const (
 )
 
 func (e *engine) sendProtected(ctx context.Context, p *protection, ctxID uint32, dst int, tag int64, data, stamp []byte) error {
+	return e.sendProtectedIn(ctx, e.turnFor(dst), p, ctxID, dst, tag, data, stamp)
+}
+
+// sendProtectedIn is sendProtected in the turn of ticket t, which it
+// ends once the message's frames are out (or gives up).
+func (e *engine) sendProtectedIn(ctx context.Context, t ticket, p *protection, ctxID uint32, dst int, tag int64, data, stamp []byte) error {
 	if dst == e.rank { // nothing crosses a wire
-		return e.send(ctx, ctxID, dst, tag, data, stamp)
+		return e.sendIn(ctx, t, ctxID, dst, tag, data, stamp)
+	}
+	if err := t.wait(ctx); err != nil {
+		return err
 	}
 	if err := e.ready(ctx, dst); err != nil {
+		t.done()
 		return err
 	}
 	id := e.nextID.Add(1)
@@ -624,6 +642,7 @@ func (e *engine) sendProtected(ctx context.Context, p *protection, ctxID uint32,
 	if err == nil {
 		err = s.transmit(ctx)
 	}
+	t.done() // its frames are out: the next send to dst may write
 	if err != nil && !errors.Is(err, ErrPeerLost) {
 		// Its opener may not have gone: the receiver, which matches this
 		// sender's messages in order, is told to pass over it.
