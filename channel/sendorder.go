@@ -94,6 +94,7 @@ func (t ticket) wait(ctx context.Context) error {
 	select {
 	case <-ch:
 		// Its turn came as it gave up: it passes it on.
+		q.turn.Store(t.n + 1)
 		q.skipFrom(t.n + 1)
 	default:
 		delete(q.wake, t.n)
@@ -124,23 +125,27 @@ func (t ticket) done() {
 		return
 	}
 	q.mu.Lock()
-	// From the turn as it is now: a send giving up may have moved it on
-	// already, and it must never go back.
+	// From the turn as it is now: the sends after this one may have had
+	// theirs already.
 	q.skipFrom(q.turn.Load())
 	q.mu.Unlock()
 }
 
-// skipFrom makes n the turn (n is the turn, or the one after it, passed
-// on by the send whose turn it was), passes over the tickets given up
-// from there, and wakes the send whose turn it then is. Under mu.
+// skipFrom passes the turn n over the tickets given up from there, and
+// wakes the send whose turn it then is. Under mu. It sets the turn only
+// when it passes over a ticket: the turn of a send that gave up is
+// nobody else's to move, while a send that has its turn moves it on
+// without the lock — setting it here too would set it back.
 func (q *sendQueue) skipFrom(n uint64) {
-	for q.skip[n] {
-		delete(q.skip, n)
-		q.gaveUp.Add(-1)
-		n++
+	if q.skip[n] {
+		for q.skip[n] {
+			delete(q.skip, n)
+			q.gaveUp.Add(-1)
+			n++
+		}
+		q.turn.Store(n)
 	}
-	q.turn.Store(n)
-	if ch, ok := q.wake[n]; ok {
+	if ch, ok := q.wake[n]; ok { // asleep: its turn cannot have passed
 		delete(q.wake, n)
 		q.waiting.Add(-1)
 		close(ch)

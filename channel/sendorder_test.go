@@ -222,3 +222,41 @@ func TestIsendWindowGoesDirect(t *testing.T) {
 	}
 	t.Logf("%d bytes allocated per window of %d × %d bytes", perWindow, window, size)
 }
+
+// Bursts of sends that all post at once and wait, with no pause: a turn
+// is passed without the lock while a waiter's wake-up holds it, which
+// TestSendQueue's sleeps make rare. The first version of skipFrom set
+// the turn back then, and a burst of 64 stopped within a few hundred
+// rounds (a sigcheck run bw hung the same way).
+func TestSendQueueBursts(t *testing.T) {
+	e := &engine{size: 2, sendq: make([]sendQueue, 2)}
+	ctx := context.Background()
+	rounds := 3000
+	if testing.Short() {
+		rounds = 300
+	}
+	for round := range rounds {
+		var wg sync.WaitGroup
+		for range 64 {
+			tk := e.ticket(1)
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if err := tk.wait(ctx); err == nil {
+					tk.done()
+				}
+			}()
+		}
+		done := make(chan struct{})
+		go func() { wg.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			q := &e.sendq[1]
+			t.Fatalf("round %d: stuck at turn %d of %d, %d waiting", round, q.turn.Load(), q.posted.Load(), q.waiting.Load())
+		}
+		if tk := e.turnFor(1); tk.q != nil {
+			t.Fatalf("round %d: a blocking send takes a ticket with none outstanding", round)
+		}
+	}
+}
