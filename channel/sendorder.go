@@ -72,7 +72,7 @@ func (t ticket) wait(ctx context.Context) error {
 		return nil
 	}
 	q.mu.Lock()
-	q.waiting.Add(1) // before the turn is read again: see pass
+	q.waiting.Add(1) // before the turn is read again: see done
 	if q.turn.Load() == t.n {
 		q.waiting.Add(-1)
 		q.mu.Unlock()
@@ -86,7 +86,7 @@ func (t ticket) wait(ctx context.Context) error {
 	q.mu.Unlock()
 	select {
 	case <-ch:
-		return nil // pass took it out of wake
+		return nil // skipFrom took it out of wake
 	case <-ctx.Done():
 	}
 	q.mu.Lock()
@@ -103,7 +103,7 @@ func (t ticket) wait(ctx context.Context) error {
 			q.skip = map[uint64]bool{}
 		}
 		q.skip[t.n] = true
-		q.gaveUp.Add(1) // before the turn is read: see pass
+		q.gaveUp.Add(1) // before the turn is read: see done
 		if q.turn.Load() == t.n {
 			q.skipFrom(t.n) // it came meanwhile, and nobody saw the mark
 		}
