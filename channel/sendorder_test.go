@@ -151,11 +151,7 @@ func TestSendQueue(t *testing.T) {
 					tk.done()
 				}()
 			}
-			done := make(chan struct{})
-			go func() { wg.Wait(); close(done) }()
-			select {
-			case <-done:
-			case <-time.After(10 * time.Second):
+			if !waitedFor(&wg, 10*time.Second) {
 				return "a send waits for a turn that never comes"
 			}
 			for i := 1; i < len(ran); i++ {
@@ -247,16 +243,24 @@ func TestSendQueueBursts(t *testing.T) {
 				}
 			}()
 		}
-		done := make(chan struct{})
-		go func() { wg.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
+		if !waitedFor(&wg, 10*time.Second) {
 			q := &e.sendq[1]
 			t.Fatalf("round %d: stuck at turn %d of %d, %d waiting", round, q.turn.Load(), q.posted.Load(), q.waiting.Load())
 		}
 		if tk := e.turnFor(1); tk.q != nil {
 			t.Fatalf("round %d: a blocking send takes a ticket with none outstanding", round)
 		}
+	}
+}
+
+// waitedFor waits for wg for at most d, and says whether it ended.
+func waitedFor(wg *sync.WaitGroup, d time.Duration) bool {
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return true
+	case <-time.After(d):
+		return false
 	}
 }
