@@ -541,13 +541,6 @@ func printBandwidth(w io.Writer, ms []csum.Measurement, sizes []int, chosen []cs
 }
 
 func runBench(e *env, args []string) error {
-	if len(args) == 0 || args[0] != "csum" {
-		if len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
-			fmt.Fprintln(e.stderr, "Usage: sigcheck bench csum [flags]\n\nRun sigcheck bench csum -h for the flags.")
-			return nil
-		}
-		return errors.New("want a target: sigcheck bench csum")
-	}
 	fs := flags(e, "bench", "Prints the bandwidth of every checksum (GB/s, medians) at each size, beside the\n"+
 		"baselines read (a memory-bound read loop over 64-bit words, eight accumulators) and copy\n"+
 		"(the fastest plain copy: Go's copy or csum.Copy, whichever is faster at that size), and the\n"+
@@ -559,8 +552,17 @@ func runBench(e *env, args []string) error {
 	asCSV := fs.Bool("csv", false, "print CSV: algorithm,size,gbps")
 	svg := fs.String("plot", "", "also write a chart of GB/s against size to this SVG `file`")
 	quick := fs.Bool("quick", false, "measure one short round per cell (less precise)")
-	if _, err := parse(fs, args[1:], 0); err != nil {
+	// The target may come before the flags or after them (sigcheck bench
+	// -sizes 1M csum), as the other commands' arguments may.
+	target, err := parse(fs, args, -1)
+	if err != nil {
 		return err
+	}
+	switch {
+	case len(target) == 0:
+		return usageErrorf("want a target: sigcheck bench csum")
+	case len(target) > 1 || target[0] != "csum":
+		return usageErrorf("the one target is csum; got %q", strings.Join(target, " "))
 	}
 	sz, err := parseSizes(*sizes)
 	if err != nil {

@@ -152,7 +152,12 @@ func TestBenchCsum(t *testing.T) {
 	if b, err := os.ReadFile(svg); err != nil || !bytes.Contains(b, []byte(">sum<")) { // the series in the legend
 		t.Errorf("plot %v", err)
 	}
-	for _, bad := range [][]string{{"bench"}, {"bench", "tree"}, {"bench", "csum", "-sizes", "4X"}, {"bench", "csum", "-algs", "md5"}} {
+	// The target may come after the flags.
+	o, _, code = sigcheckIn(t, "", "bench", "-quick", "-sizes", "64", "-algs", "sum", "-fused=false", "-csv", "csum")
+	if code != 0 || !strings.HasPrefix(o, "algorithm,size,gbps") {
+		t.Errorf("target after the flags: exit %d, %.60q", code, o)
+	}
+	for _, bad := range [][]string{{"bench"}, {"bench", "tree"}, {"bench", "csum", "csum"}, {"bench", "csum", "-sizes", "4X"}, {"bench", "csum", "-algs", "md5"}} {
 		if _, _, code := sigcheckIn(t, "", bad...); code != exitUsage {
 			t.Errorf("%v: exit %d", bad, code)
 		}
