@@ -21,12 +21,12 @@ const (
 //
 // Send returns once data has been handed over (the buffer may then be
 // reused); it does not wait for a matching Recv. Messages between two
-// ranks are not overtaken by later ones with the same tag (sent later by
-// the same goroutine, or by Isend calls later in the same goroutine: see
-// Isend). Recv takes the
-// first message that matches src (or AnySource) and tag (or AnyTag) into
-// buf, which may be longer than the message (Status.Len says how much
-// came); a message longer than buf is an error wrapping ErrTruncated.
+// ranks are not overtaken by later ones with the same tag: sent later by
+// the same goroutine, or by later Isend calls of that goroutine (see
+// Isend). Recv takes the first message that matches src (or AnySource)
+// and tag (or AnyTag) into buf, which may be longer than the message
+// (Status.Len says how much came); a message longer than buf is an error
+// wrapping ErrTruncated.
 //
 // Both block until done, the context is done, or the peer is lost, and
 // are safe for concurrent use: to overlap computation with a transfer,

@@ -874,6 +874,7 @@ func (e *engine) sendIn(ctx context.Context, t ticket, ctxID uint32, dst int, ta
 	return err
 }
 
+// sendNow is send's work, in its turn.
 func (e *engine) sendNow(ctx context.Context, ctxID uint32, dst int, tag int64, data, stamp []byte) error {
 	if err := e.ready(ctx, dst); err != nil {
 		return err
