@@ -71,9 +71,6 @@ func TestUsageAndExitCodes(t *testing.T) {
 func TestHelpAndFlagErrors(t *testing.T) {
 	for _, c := range commands {
 		args := []string{c.name, "-h"}
-		if c.name == "bench" {
-			args = []string{"bench", "csum", "-h"}
-		}
 		o, e, code := sigcheck(t, args...)
 		if code != exitOK || !strings.HasPrefix(o, "Usage: sigcheck "+c.name) || e != "" {
 			t.Errorf("sigcheck %s: exit %d, stdout %.60q, stderr %q", strings.Join(args, " "), code, o, e)
