@@ -8,6 +8,7 @@ import (
 	"github.com/zeebo/xxh3"
 
 	"github.com/sigcheck/sigcheck/csum"
+	"github.com/sigcheck/sigcheck/internal/xxh3k"
 )
 
 // A Hash is how a tree hashes its nodes: a leaf is the hash of its segment
@@ -148,6 +149,25 @@ func innerXXH3(l, r, seed uint64) uint64 {
 	return xxh3.HashSeed(b[:], seed)
 }
 
+// wholeLeaves hashes the leading whole segments of data, as many as
+// there are leaves (one word each), into leaves, seeded with first,
+// first+1, …: in one call of internal/xxh3k's leaves kernel, where it
+// runs (AVX-512, the default XXH3 hash, segments over 240 bytes). It
+// returns how many it hashed — none where the kernel does not apply, or
+// for a lone short segment — and leaves the rest to the caller.
+//
+// A 64 KiB message's 32 leaves take 1.19 µs in it against 1.79 µs by
+// xxh3.HashSeed leaf by leaf (internal/xxh3k's BenchmarkLeaves); one
+// unseeded XXH3 of the whole is 0.88 µs.
+func (h *Hash) wholeLeaves(leaves []uint64, data []byte, seg, first int) int {
+	if h.kind != kindXXH3 || !xxh3k.Available || seg < xxh3k.LongMin {
+		return 0
+	}
+	k := min(len(leaves), len(data)/seg)
+	xxh3k.Leaves(leaves[:k], data, seg, uint64(first))
+	return k
+}
+
 // smallLeaves is the most segments Hash.Root hashes with its nodes on the
 // stack: 256 KiB in the default 2 KiB segments, a protocol's one-frame
 // message.
@@ -170,7 +190,7 @@ func (h *Hash) Root(data []byte, seg int) (csum.Value, error) {
 		return t.Root(), nil
 	}
 	var nodes [2*smallLeaves - 1]uint64 // the layout of Tree.nodes
-	for j := range n {
+	for j := h.wholeLeaves(nodes[n-1:2*n-1], data, seg, n-1); j < n; j++ {
 		off := j * seg
 		nodes[j+n-1] = xxh3.HashSeed(data[off:min(off+seg, len(data))], uint64(j+n-1))
 	}

@@ -281,6 +281,9 @@ const (
 // hashSegments hashes segments [lo, hi) into their leaves, in order,
 // prefetching the data a little ahead.
 func (t *Tree) hashSegments(data []byte, lo, hi int) {
+	if i := t.Leaf(lo); hi > lo {
+		lo += t.h.wholeLeaves(t.nodes[i:i+hi-lo], data[int64(lo)*int64(t.seg):], t.seg, i)
+	}
 	ahead := int64(min(max(t.seg, prefetchAhead), prefetchMax))
 	var pf int64 // prefetched up to here
 	for j := lo; j < hi; j++ {

@@ -47,3 +47,16 @@ func copyBlocks(acc *Acc, dst, src []byte, n int, s *secret, nt bool) {
 		copyBlocksAVX512(acc, unsafe.SliceData(dst), unsafe.SliceData(src), n, &s[0])
 	}
 }
+
+//go:noescape
+func leavesAVX512(out *uint64, data *byte, seg, n int, seed uint64, secret *byte, init *Acc)
+
+func leaves(out []uint64, data []byte, seg int, seed uint64) {
+	if !Available {
+		leavesGeneric(out, data, seg, seed)
+		return
+	}
+	if len(out) > 0 {
+		leavesAVX512(&out[0], unsafe.SliceData(data), seg, len(out), seed, &defaultSecret[0], &Init)
+	}
+}

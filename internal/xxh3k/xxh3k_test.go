@@ -1,7 +1,6 @@
 package xxh3k
 
 import (
-	"encoding/binary"
 	"math/rand/v2"
 	"testing"
 
@@ -20,17 +19,6 @@ func random(n int, seed uint64) []byte {
 	return p
 }
 
-// seeded is the default secret as XXH3 seeds it: each 16-byte pair
-// (lo, hi) becomes (lo+seed, hi−seed). Any secret will do for the
-// kernels' test; this one is XXH3's own.
-func seeded(seed uint64) *secret {
-	var s secret
-	for i := 0; i < secretSize; i += 16 {
-		binary.LittleEndian.PutUint64(s[i:], binary.LittleEndian.Uint64(defaultSecret[i:])+seed)
-		binary.LittleEndian.PutUint64(s[i+8:], binary.LittleEndian.Uint64(defaultSecret[i+8:])-seed)
-	}
-	return &s
-}
 
 func params(n int) *gopter.TestParameters {
 	p := gopter.DefaultTestParameters()
@@ -47,7 +35,7 @@ func TestKernels(t *testing.T) {
 	props := gopter.NewProperties(params(300))
 	props.Property("AVX-512 = scalar", prop.ForAll(func(nblocks, nstripes, off int, seed uint64) bool {
 		p := random(nblocks*Block+nstripes*Stripe, seed)
-		s := seeded(seed)
+		s := seedSecret(seed) // any secret will do; this one is XXH3's own
 		rng := rand.New(rand.NewPCG(seed, 8))
 		var a Acc
 		for i := range a {
