@@ -19,7 +19,6 @@ func random(n int, seed uint64) []byte {
 	return p
 }
 
-
 func params(n int) *gopter.TestParameters {
 	p := gopter.DefaultTestParameters()
 	p.MinSuccessfulTests = n
