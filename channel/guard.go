@@ -144,9 +144,12 @@ func (g *guard) hashesLeaves() bool { return g.p.mode == modeMerkle && g.t != ni
 // claims); a message that waits in its own buffer gets its tree once
 // whole, so that nothing is allocated on a header's word. A message of
 // one frame with its root inline gets none unless the roots differ
-// (verifyRoot). Under e.mu.
+// (verifyRoot), or unless it is of more than one hashPiece (in
+// process, where a frame is a whole message): then it too is hashed
+// piece by piece as it is copied in, each piece from the cache, rather
+// than all of it after the copy. Under e.mu.
 func (g *guard) startTree(m *message) {
-	if g.p.mode == modeMerkle && m.direct && g.t == nil && !g.haveRoot {
+	if g.p.mode == modeMerkle && m.direct && g.t == nil && (!g.haveRoot || m.total > int64(hashPiece)) {
 		g.t, _ = tree.New(m.total, g.p.treeOpts...)
 	}
 }

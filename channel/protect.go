@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -817,6 +818,9 @@ func (s *sender) transmit(ctx context.Context) error {
 	}
 	seg := s.p.seg
 	chunk := merkleChunk(seg)
+	if s.e.ctl.inline && len(s.data) > hashPiece && runtime.GOMAXPROCS(0) > 1 {
+		return s.transmitBeside(ctx, chunk)
+	}
 	if len(s.data) <= chunk && s.p.parity == 0 && s.p.h.Size() == 8 {
 		// One frame: its root rides in its header (which has a check of
 		// its own) instead of a trailer frame — a frame fewer for every
@@ -848,6 +852,42 @@ func (s *sender) transmit(ctx context.Context) error {
 		t.HashSegments(s.data, 0, 1)
 	}
 	t.Finish()
+	return s.transmitRest(ctx)
+}
+
+// transmitBeside is transmit's Merkle path in process, for messages of
+// more than a hashPiece: the frames' copies into the receiver (which
+// hashes each piece as it lands) run while another goroutine builds the
+// sender's tree, on the processor the copy leaves idle, and the root
+// follows in the trailer. Hashed before the copy, as over a wire, the
+// sender's tree added a pass over the message to the copy's time: a
+// 1 MiB message went at 0.54 of the unprotected rate (BenchmarkBandwidth).
+func (s *sender) transmitBeside(ctx context.Context, chunk int) error {
+	t, err := tree.New(int64(len(s.data)), s.p.treeOpts...)
+	if err != nil {
+		return err
+	}
+	s.t = t
+	built := make(chan struct{})
+	go func() {
+		t.HashSegments(s.data, 0, t.Segments())
+		t.Finish()
+		close(built)
+	}()
+	h := s.h
+	h.Flags = s.stampFlag()
+	err = s.e.sendData(ctx, s.dst, h, s.data, chunk, nil)
+	<-built // the caller's buffer is read until then
+	if err != nil {
+		return err
+	}
+	return s.transmitRest(ctx)
+}
+
+// transmitRest sends what follows a Merkle message's data frames, its
+// tree built: the parity, then the root.
+func (s *sender) transmitRest(ctx context.Context) error {
+	seg := s.p.seg
 	if s.p.parity > 0 {
 		par, err := tree.ParityLayout(int64(len(s.data)), seg, s.p.parity)
 		if err != nil {
