@@ -280,3 +280,31 @@ func (r bytesReaderAt) ReadAt(p []byte, off int64) (int, error) {
 	}
 	return n, nil
 }
+
+// BenchmarkRoot: Hash.Root of a 64 KiB message in 2 KiB segments (what
+// the Merkle layer computes on both sides of every such message) beside
+// one XXH3 of the whole (what the checksum layer computes).
+//
+//	go test ./tree -run '^$' -bench Root -count 6
+func BenchmarkRoot(b *testing.B) {
+	const size = 64 << 10
+	data := randomData(size, 1)
+	h, err := LookupHash(DefaultHash)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("impl=Root", func(b *testing.B) {
+		b.SetBytes(size)
+		b.ReportAllocs()
+		for b.Loop() {
+			h.Root(data, DefaultSegment)
+		}
+	})
+	b.Run("impl=xxh3", func(b *testing.B) {
+		b.SetBytes(size)
+		b.ReportAllocs()
+		for b.Loop() {
+			xxh3.Hash(data)
+		}
+	})
+}

@@ -3,6 +3,7 @@ package tree
 import (
 	"encoding/binary"
 	"fmt"
+	"math/bits"
 	"sync"
 
 	"github.com/zeebo/xxh3"
@@ -142,11 +143,25 @@ func (h *Hash) put(v csum.Value, out []uint64) {
 
 // innerXXH3 is the reference's inner node: XXH3_64bits_withSeed of
 // {left, right} as two little-endian uint64s, seeded with the node index.
+//
+// It is XXH3's path for 9 to 16 bytes written out for exactly 16
+// (xxhash.h, XXH3_len_9to16_64b), with the default secret's words folded
+// into two constants: through xxh3.HashSeed, which dispatches on the
+// length and reads the secret from memory, an inner node cost 5 ns — as
+// much as a fifth of a leaf. TestInnerXXH3 checks it against
+// xxh3.HashSeed.
 func innerXXH3(l, r, seed uint64) uint64 {
-	var b [16]byte
-	binary.LittleEndian.PutUint64(b[:8], l)
-	binary.LittleEndian.PutUint64(b[8:], r)
-	return xxh3.HashSeed(b[:], seed)
+	const (
+		flip1 = 0x6782737bea4239b9 // secret[24:32] ^ secret[32:40]
+		flip2 = 0xaf56bc3b0996523a // secret[40:48] ^ secret[48:56]
+	)
+	lo := l ^ (flip1 + seed)
+	hi := r ^ (flip2 - seed)
+	mh, ml := bits.Mul64(lo, hi)
+	acc := 16 + bits.ReverseBytes64(lo) + hi + (mh ^ ml)
+	acc ^= acc >> 37
+	acc *= 0x165667919E3779F9
+	return acc ^ acc>>32
 }
 
 // wholeLeaves hashes the leading whole segments of data, as many as

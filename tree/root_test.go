@@ -1,6 +1,7 @@
 package tree
 
 import (
+	"encoding/binary"
 	"errors"
 	"math/rand/v2"
 	"testing"
@@ -8,6 +9,7 @@ import (
 	"github.com/leanovate/gopter"
 	"github.com/leanovate/gopter/gen"
 	"github.com/leanovate/gopter/prop"
+	"github.com/zeebo/xxh3"
 )
 
 // Hash.Root is Build's root, whatever the size, segment and hash — on
@@ -52,4 +54,17 @@ func TestHashRootEdges(t *testing.T) {
 	if a := testing.AllocsPerRun(20, func() { h.Root(data, DefaultSegment) }); a != 0 {
 		t.Errorf("the root of %d segments allocates %v times, want 0", smallLeaves, a)
 	}
+}
+
+// innerXXH3, XXH3's 16-byte path written out, equals xxh3.HashSeed of the
+// two words, for any words and seed.
+func TestInnerXXH3(t *testing.T) {
+	props := gopter.NewProperties(nil)
+	props.Property("innerXXH3 = xxh3.HashSeed of {l, r}", prop.ForAll(func(l, r, seed uint64) bool {
+		var b [16]byte
+		binary.LittleEndian.PutUint64(b[:8], l)
+		binary.LittleEndian.PutUint64(b[8:], r)
+		return innerXXH3(l, r, seed) == xxh3.HashSeed(b[:], seed)
+	}, gen.UInt64(), gen.UInt64(), gen.UInt64()))
+	props.TestingRun(t)
 }
