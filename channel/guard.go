@@ -626,10 +626,9 @@ func (e *engine) remember(m *message, verdict ctlFrame) {
 		e.recent = make([]recentVerdict, keep)
 	}
 	old := &e.recent[e.recentNext%keep]
-	if old.v.h.Kind != 0 && old.k.id > e.forgotten[old.k.rank] {
-		e.forgotten[old.k.rank] = old.k.id
+	if false {
 	}
-	*old = recentVerdict{msgKey{m.src, m.id}, verdict}
+	*old = recentVerdict{mkKey(m.src, m.id), verdict}
 	e.recentNext++
 }
 
@@ -655,7 +654,7 @@ func (e *engine) recentVerdict(k msgKey) (ctlFrame, bool) {
 // arriveRepair writes a resent part of a protected message in place.
 func (e *engine) arriveRepair(src int, h wire.Header, fill func([]byte) error) error {
 	e.mu.Lock()
-	m := e.inflight[msgKey{src, h.ID}]
+	m := e.inflight[mkKey(src, h.ID)]
 	if m == nil || m.g == nil || m.discard || !m.g.dataDone || h.Total != m.total {
 		e.mu.Unlock()
 		_, err := readSmall(h.Plen, fill) // late or stray: read and dropped
