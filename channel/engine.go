@@ -69,9 +69,10 @@ type engine struct {
 	closed     bool
 }
 
-type msgKey uint64
-
-func mkKey(r int, id uint64) msgKey { return msgKey(id ^ uint64(r)<<56) }
+type msgKey struct {
+	rank int
+	id   uint64
+}
 
 type message struct {
 	src   int
@@ -371,7 +372,7 @@ func (e *engine) arriveData(src int, h wire.Header, fill func([]byte) error) err
 		e.mu.Unlock()
 		return ErrClosed
 	}
-	k := mkKey(src, h.ID)
+	k := msgKey{src, h.ID}
 	m := e.inflight[k]
 	switch h.Kind {
 	case wire.KindMsg:
@@ -467,7 +468,7 @@ func (e *engine) arriveData(src int, h wire.Header, fill func([]byte) error) err
 	if switched {
 		e.release(m) // its own buffer is done with
 	}
-	if e.inflight[mkKey(src, h.ID)] != m {
+	if e.inflight[msgKey{src, h.ID}] != m {
 		// Dropped while the frame came (its peer lost, or abandoned): its
 		// buffer was left to this goroutine, which was writing it.
 		e.release(m)
@@ -495,7 +496,7 @@ func (e *engine) complete(m *message, err error) {
 		return
 	}
 	m.done, m.err = true, err
-	delete(e.inflight, mkKey(m.src, m.id))
+	delete(e.inflight, msgKey{m.src, m.id})
 	if err == nil {
 		e.stats.msgsIn.Add(1)
 		e.stats.bytesIn.Add(uint64(m.total))

@@ -144,10 +144,10 @@ func (g *guard) hashesLeaves() bool { return g.p.mode == modeMerkle && g.t != ni
 // claims); a message that waits in its own buffer gets its tree once
 // whole, so that nothing is allocated on a header's word. A message of
 // one frame with its root inline gets none unless the roots differ
-// (verifyRoot), or unless it is of more than one hashPiece (in
-// process, where a frame is a whole message): then it too is hashed
-// piece by piece as it is copied in, each piece from the cache, rather
-// than all of it after the copy. Under e.mu.
+// (verifyRoot), or unless it is of more than one hashPiece (a frame
+// holds up to 1 MiB): then it too is hashed piece by piece as it is
+// written in, each piece from the cache (over TCP, each piece after its
+// read), rather than all of it after. Under e.mu.
 func (g *guard) startTree(m *message) {
 	if g.p.mode == modeMerkle && m.direct && g.t == nil && (!g.haveRoot || m.total > int64(hashPiece)) {
 		g.t, _ = tree.New(m.total, g.p.treeOpts...)
@@ -626,9 +626,10 @@ func (e *engine) remember(m *message, verdict ctlFrame) {
 		e.recent = make([]recentVerdict, keep)
 	}
 	old := &e.recent[e.recentNext%keep]
-	if false {
+	if old.v.h.Kind != 0 && old.k.id > e.forgotten[old.k.rank] {
+		e.forgotten[old.k.rank] = old.k.id
 	}
-	*old = recentVerdict{mkKey(m.src, m.id), verdict}
+	*old = recentVerdict{msgKey{m.src, m.id}, verdict}
 	e.recentNext++
 }
 
@@ -654,7 +655,7 @@ func (e *engine) recentVerdict(k msgKey) (ctlFrame, bool) {
 // arriveRepair writes a resent part of a protected message in place.
 func (e *engine) arriveRepair(src int, h wire.Header, fill func([]byte) error) error {
 	e.mu.Lock()
-	m := e.inflight[mkKey(src, h.ID)]
+	m := e.inflight[msgKey{src, h.ID}]
 	if m == nil || m.g == nil || m.discard || !m.g.dataDone || h.Total != m.total {
 		e.mu.Unlock()
 		_, err := readSmall(h.Plen, fill) // late or stray: read and dropped

@@ -1139,7 +1139,7 @@ func (s *sender) ask(ctx context.Context, b []byte, asked int64) error {
 // The payload is lent for the call (arriveNow's buffer): what is kept of
 // it is copied (keep).
 func (e *engine) arriveControl(src int, h wire.Header, payload []byte, ok bool) error {
-	k := mkKey(src, h.ID)
+	k := msgKey{src, h.ID}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if !ok {

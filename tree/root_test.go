@@ -68,3 +68,29 @@ func TestInnerXXH3(t *testing.T) {
 	}, gen.UInt64(), gen.UInt64(), gen.UInt64()))
 	props.TestingRun(t)
 }
+
+// HashSegments over a buffer that goes on past the tree (its doc allows
+// it) hashes the last, partial segment as partial, whatever the segment
+// size and whether the leaves kernel runs: the leaves equal Build's of
+// the tree's bytes alone. (The kernel's first use counted whole
+// segments in the buffer, not in the tree.)
+func TestHashSegmentsLongerBuffer(t *testing.T) {
+	data := randomData(300<<10, 3)
+	for _, c := range []struct{ size, seg int }{{3000, 2048}, {5000, 1024}, {2048*130 + 7, 2048}, {700, 300}, {100, 64}} {
+		tr, err := New(int64(c.size), Segment(c.seg))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tr.HashSegments(data, 0, tr.Segments()); err != nil {
+			t.Fatal(err)
+		}
+		tr.Finish()
+		want, err := Build(data[:c.size], Segment(c.seg))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tr.Root() != want.Root() {
+			t.Errorf("size %d, segments of %d, hashed from a %d-byte buffer: root %v, Build says %v", c.size, c.seg, len(data), tr.Root(), want.Root())
+		}
+	}
+}

@@ -285,7 +285,9 @@ const (
 // others one by one, prefetching the data a little ahead.
 func (t *Tree) hashSegments(data []byte, lo, hi int) {
 	if i := t.Leaf(lo); hi > lo {
-		lo += t.h.wholeLeaves(t.nodes[i:i+hi-lo], data[int64(lo)*int64(t.seg):], t.seg, i)
+		// Up to the tree's end: data may go on past it (HashSegments).
+		end := min(int64(len(data)), t.size)
+		lo += t.h.wholeLeaves(t.nodes[i:i+hi-lo], data[int64(lo)*int64(t.seg):end], t.seg, i)
 	}
 	ahead := int64(min(max(t.seg, prefetchAhead), prefetchMax))
 	var pf int64 // prefetched up to here
