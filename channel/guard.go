@@ -655,7 +655,7 @@ func (e *engine) recentVerdict(k msgKey) (ctlFrame, bool) {
 // arriveRepair writes a resent part of a protected message in place.
 func (e *engine) arriveRepair(src int, h wire.Header, fill func([]byte) error) error {
 	e.mu.Lock()
-	m := e.inflight[msgKey{src, h.ID}]
+	m := e.inflight.get(src, h.ID)
 	if m == nil || m.g == nil || m.discard || !m.g.dataDone || h.Total != m.total {
 		e.mu.Unlock()
 		_, err := readSmall(h.Plen, fill) // late or stray: read and dropped

@@ -1187,7 +1187,7 @@ func (e *engine) arriveControl(src int, h wire.Header, payload []byte, ok bool) 
 		if len(payload) > maxStampSize {
 			return fmt.Errorf("%w: rank %d sent a datatype stamp of %d bytes, the limit is %d", ErrProtocol, src, len(payload), maxStampSize)
 		}
-		if m := e.inflight[k]; m != nil { // asked again
+		if m := e.inflight.get(src, h.ID); m != nil { // asked again
 			if m.g != nil && !m.g.discarded {
 				m.g.onStamp(e, m, stamp{keep(payload), ok})
 			}
@@ -1243,7 +1243,7 @@ func (e *engine) arriveControl(src int, h wire.Header, payload []byte, ok bool) 
 		}
 		return nil
 	}
-	m := e.inflight[k]
+	m := e.inflight.get(src, h.ID)
 	if m == nil && h.Kind == wire.KindAbort {
 		if w := e.opened(src); h.ID > e.forgotten[src] && h.ID >= w.base && !w.seen(h.ID) {
 			e.passOver(src, h) // abandoned before its opener came: the next ones go on
