@@ -874,37 +874,52 @@ func (s *sender) transmitBeside(ctx context.Context, chunk int) error {
 		return err
 	}
 	s.t = t
-	n, per := t.Segments(), max(1, besideBatch/s.p.seg)
-	var next atomic.Int64
-	hash := func() {
-		for {
-			lo := int(next.Add(int64(per))) - per
-			if lo >= n {
-				return
-			}
-			t.HashSegments(s.data, lo, min(lo+per, n))
-		}
-	}
-	var state atomic.Int32
-	done := make(chan struct{})
-	go func() {
-		if state.CompareAndSwap(helperIdle, helperBusy) {
-			hash()
-		}
-		close(done)
-	}()
+	b := &beside{t: t, data: s.data, n: t.Segments(), per: max(1, besideBatch/s.p.seg)}
+	b.helper.Add(1)
+	go b.help()
 	h := s.h
 	h.Flags = s.stampFlag()
 	err = s.e.sendData(ctx, s.dst, h, s.data, chunk, nil)
-	hash()
-	if !state.CompareAndSwap(helperIdle, helperLate) {
-		<-done // it hashes its last batch, from the caller's buffer
+	b.hash()
+	if !b.state.CompareAndSwap(helperIdle, helperLate) {
+		b.helper.Wait() // it hashes its last batch, from the caller's buffer
 	}
 	if err != nil {
 		return err
 	}
 	t.Finish()
 	return s.transmitRest(ctx)
+}
+
+// beside is the work transmitBeside shares with its helper: one
+// allocation for all of it.
+type beside struct {
+	t      *tree.Tree
+	data   []byte
+	n, per int          // segments, and segments per batch
+	next   atomic.Int64 // the first segment of the next batch
+	state  atomic.Int32 // the helper's: helperIdle, helperBusy or helperLate
+	helper sync.WaitGroup
+}
+
+// hash hashes batches of segments until none is left.
+func (b *beside) hash() {
+	for {
+		lo := int(b.next.Add(int64(b.per))) - b.per
+		if lo >= b.n {
+			return
+		}
+		b.t.HashSegments(b.data, lo, min(lo+b.per, b.n))
+	}
+}
+
+// help is the helper goroutine: it hashes only if the caller has not
+// finished before it started.
+func (b *beside) help() {
+	defer b.helper.Done()
+	if b.state.CompareAndSwap(helperIdle, helperBusy) {
+		b.hash()
+	}
 }
 
 // besideBatch is the bytes of segments transmitBeside's goroutines take
