@@ -1,52 +1,17 @@
 #include "textflag.h"
+#include "xxh3k_amd64.h"
 
 // The fused copy+XXH3 kernels: blocksAVX512's accumulation
 // (kernel_amd64.s) on stripes loaded from src and stored to dst in the
 // same pass, so that each byte is read once. ST is the store: VMOVDQU64,
 // or VMOVNTDQ (non-temporal, dst 64-byte aligned).
 
-// One stripe at byte OFF of the block, keyed by KEY, into ACC, with
-// scratch registers D, P, H.
-#define STRIPE(ST, OFF, KEY, ACC, D, P, H) \
+// One stripe at byte OFF of the block, loaded from SI and stored to DI
+// by ST (defined before each kernel).
+#define STRIPE(OFF, KEY, ACC, D, P, H) \
 	VMOVDQU64 OFF(SI), D; \
 	ST        D, OFF(DI); \
-	VPXORQ    KEY, D, P; \
-	VPSRLQ    $32, P, H; \
-	VPMULUDQ  H, P, P; \
-	VPSHUFD   $0x4e, D, D; \
-	VPADDQ    D, ACC, ACC; \
-	VPADDQ    P, ACC, ACC
-
-// A whole block, then the scramble: acc ^= acc>>47 ^ key;
-// acc *= PRIME32_1, as lo·p + (hi·p)<<32.
-#define BLOCK(ST) \
-	STRIPE(ST, 0, Z2, Z0, Z20, Z21, Z24); \
-	STRIPE(ST, 64, Z3, Z1, Z22, Z23, Z25); \
-	STRIPE(ST, 128, Z4, Z0, Z20, Z21, Z24); \
-	STRIPE(ST, 192, Z5, Z1, Z22, Z23, Z25); \
-	STRIPE(ST, 256, Z6, Z0, Z20, Z21, Z24); \
-	STRIPE(ST, 320, Z7, Z1, Z22, Z23, Z25); \
-	STRIPE(ST, 384, Z8, Z0, Z20, Z21, Z24); \
-	STRIPE(ST, 448, Z9, Z1, Z22, Z23, Z25); \
-	STRIPE(ST, 512, Z10, Z0, Z20, Z21, Z24); \
-	STRIPE(ST, 576, Z11, Z1, Z22, Z23, Z25); \
-	STRIPE(ST, 640, Z12, Z0, Z20, Z21, Z24); \
-	STRIPE(ST, 704, Z13, Z1, Z22, Z23, Z25); \
-	STRIPE(ST, 768, Z14, Z0, Z20, Z21, Z24); \
-	STRIPE(ST, 832, Z15, Z1, Z22, Z23, Z25); \
-	STRIPE(ST, 896, Z16, Z0, Z20, Z21, Z24); \
-	STRIPE(ST, 960, Z17, Z1, Z22, Z23, Z25); \
-	VPADDQ     Z1, Z0, Z0; \
-	VPXORQ     Z1, Z1, Z1; \
-	VPSRLQ     $47, Z0, Z20; \
-	VPTERNLOGQ $0x96, Z18, Z20, Z0; \
-	VPSRLQ     $32, Z0, Z21; \
-	VPMULUDQ   Z31, Z0, Z0; \
-	VPMULUDQ   Z31, Z21, Z21; \
-	VPSLLQ     $32, Z21, Z21; \
-	VPADDQ     Z21, Z0, Z0; \
-	ADDQ       $1024, SI; \
-	ADDQ       $1024, DI
+	ACCUM(D, KEY, ACC, P, H)
 
 // Loads the accumulators into Z0 (Z1 zero), the prime into Z31, the 16
 // stripe keys into Z2–Z17 and the scramble key into Z18.
@@ -78,6 +43,8 @@
 	VMOVDQU64    120(DX), Z17; \
 	VMOVDQU64    128(DX), Z18
 
+#define ST VMOVDQU64
+
 // func copyBlocksAVX512(acc *Acc, dst, src *byte, n int, secret *byte)
 //
 // Copies n whole 1024-byte blocks from src to dst and consumes them.
@@ -87,7 +54,9 @@ TEXT ·copyBlocksAVX512(SB), NOSPLIT, $0-40
 	JZ    done
 
 block:
-	BLOCK(VMOVDQU64)
+	BLOCK16
+	ADDQ $1024, SI
+	ADDQ $1024, DI
 	DECQ CX
 	JNZ  block
 
@@ -95,6 +64,9 @@ done:
 	VMOVDQU64 Z0, (AX)
 	VZEROUPPER
 	RET
+
+#undef ST
+#define ST VMOVNTDQ
 
 // func copyBlocksNTAVX512(acc *Acc, dst, src *byte, n int, secret *byte)
 //
@@ -123,7 +95,9 @@ block:
 	PREFETCHT0 2880(SI)
 	PREFETCHT0 2944(SI)
 	PREFETCHT0 3008(SI)
-	BLOCK(VMOVNTDQ)
+	BLOCK16
+	ADDQ $1024, SI
+	ADDQ $1024, DI
 	DECQ CX
 	JNZ  block
 	SFENCE

@@ -1,4 +1,5 @@
 #include "textflag.h"
+#include "xxh3k_amd64.h"
 
 // The leaves kernel: a Merkle tree's leaves, seeded XXH3-64 of
 // consecutive segments, one call for all of them. Calling xxh3.HashSeed
@@ -20,12 +21,7 @@
 #define STRIPE(OFF, KEY, ACC, D, P, H) \
 	PREFETCHT0 (OFF+2048)(BX); \
 	VMOVDQU64 OFF(BX), D; \
-	VPXORQ    KEY, D, P; \
-	VPSRLQ    $32, P, H; \
-	VPMULUDQ  H, P, P; \
-	VPSHUFD   $0x4e, D, D; \
-	VPADDQ    D, ACC, ACC; \
-	VPADDQ    P, ACC, ACC
+	ACCUM(D, KEY, ACC, P, H)
 
 // One mulFold64 of the merge: R11 += lo^hi of (acc[2i]^s[A])·(acc[2i+1]^s[A+8]).
 #define FOLD(ACC, A) \
@@ -96,32 +92,7 @@ leaf:
 	JZ tail
 
 block:
-	STRIPE(0, Z2, Z0, Z20, Z21, Z24)
-	STRIPE(64, Z3, Z1, Z22, Z23, Z25)
-	STRIPE(128, Z4, Z0, Z20, Z21, Z24)
-	STRIPE(192, Z5, Z1, Z22, Z23, Z25)
-	STRIPE(256, Z6, Z0, Z20, Z21, Z24)
-	STRIPE(320, Z7, Z1, Z22, Z23, Z25)
-	STRIPE(384, Z8, Z0, Z20, Z21, Z24)
-	STRIPE(448, Z9, Z1, Z22, Z23, Z25)
-	STRIPE(512, Z10, Z0, Z20, Z21, Z24)
-	STRIPE(576, Z11, Z1, Z22, Z23, Z25)
-	STRIPE(640, Z12, Z0, Z20, Z21, Z24)
-	STRIPE(704, Z13, Z1, Z22, Z23, Z25)
-	STRIPE(768, Z14, Z0, Z20, Z21, Z24)
-	STRIPE(832, Z15, Z1, Z22, Z23, Z25)
-	STRIPE(896, Z16, Z0, Z20, Z21, Z24)
-	STRIPE(960, Z17, Z1, Z22, Z23, Z25)
-	VPADDQ Z1, Z0, Z0
-	VPXORQ Z1, Z1, Z1
-	// scramble: acc ^= acc>>47 ^ key; acc *= PRIME32_1, as lo·p + (hi·p)<<32
-	VPSRLQ $47, Z0, Z20
-	VPTERNLOGQ $0x96, Z18, Z20, Z0
-	VPSRLQ $32, Z0, Z21
-	VPMULUDQ Z31, Z0, Z0
-	VPMULUDQ Z31, Z21, Z21
-	VPSLLQ $32, Z21, Z21
-	VPADDQ Z21, Z0, Z0
+	BLOCK16
 	ADDQ $1024, BX
 	DECQ R10
 	JNZ block
@@ -140,12 +111,7 @@ stripe:
 	PREFETCHT0 2048(BX)
 	VMOVDQU64 (BX), Z20
 	VMOVDQU64 (SP)(AX*8), Z2
-	VPXORQ Z2, Z20, Z21
-	VPSRLQ $32, Z21, Z24
-	VPMULUDQ Z24, Z21, Z21
-	VPSHUFD $0x4e, Z20, Z20
-	VPADDQ Z20, Z0, Z0
-	VPADDQ Z21, Z0, Z0
+	ACCUM(Z20, Z2, Z0, Z21, Z24)
 	ADDQ $64, BX
 	INCQ AX
 	CMPQ AX, R10
@@ -155,12 +121,7 @@ last:
 	// The leaf's last 64 bytes, keyed by the secret at 192−64−7.
 	VMOVDQU64 -64(SI)(R8*1), Z20
 	VMOVDQU64 121(SP), Z2
-	VPXORQ Z2, Z20, Z21
-	VPSRLQ $32, Z21, Z24
-	VPMULUDQ Z24, Z21, Z21
-	VPSHUFD $0x4e, Z20, Z20
-	VPADDQ Z20, Z0, Z0
-	VPADDQ Z21, Z0, Z0
+	ACCUM(Z20, Z2, Z0, Z21, Z24)
 	VMOVDQU64 Z0, 192(SP)
 
 	// Merge with the secret at 11, then XXH3's avalanche.
