@@ -597,6 +597,7 @@ type sender struct {
 	stamp []byte   // the datatype stamp sent ahead of the message, if any (asked again)
 	eager bool     // data is the sender's own copy (eager send)
 	own   *[]byte  // that copy, as eagerCopies keeps it
+	pre   preHash  // its checks, computed before its turn, if they were
 	ps    pending  // its state in e.sends: one allocation for both
 }
 
@@ -623,6 +624,12 @@ func (e *engine) sendProtectedIn(ctx context.Context, t ticket, p *protection, c
 	if dst == e.rank { // nothing crosses a wire
 		return e.sendIn(ctx, t, ctxID, dst, tag, data, stamp)
 	}
+	var pre preHash
+	if t.q != nil {
+		// A send posted behind others (Isend) hashes while it waits for
+		// its turn, on a processor the writes before it leave idle.
+		pre.compute(e, p, data)
+	}
 	if err := t.wait(ctx); err != nil {
 		return err
 	}
@@ -633,7 +640,7 @@ func (e *engine) sendProtectedIn(ctx context.Context, t ticket, p *protection, c
 	id := e.nextID.Add(1)
 	e.mu.Lock()
 	s := newSender()
-	s.e, s.p, s.dst, s.data, s.stamp = e, p, dst, data, stamp
+	s.e, s.p, s.dst, s.data, s.stamp, s.pre = e, p, dst, data, stamp, pre
 	s.h = wire.Header{Kind: wire.KindMsg, Ctx: ctxID, Tag: tag, ID: id, Total: int64(len(data)), Seq: e.nextSeq(dst, ctxID)}
 	ps := &s.ps
 	ps.init(dst)
@@ -812,7 +819,10 @@ func (s *sender) transmit(ctx context.Context) error {
 	case modeChecksum:
 		s.alg = s.p.alg
 		h.Flags = s.p.algIdx | s.stampFlag()
-		return s.e.sendData(ctx, s.dst, h, s.data, s.p.chunk, func(_ int64, p []byte) uint64 {
+		return s.e.sendData(ctx, s.dst, h, s.data, s.p.chunk, func(off int64, p []byte) uint64 {
+			if s.pre.n > 0 {
+				return s.pre.sum(off / int64(s.p.chunk))
+			}
 			return fold(s.alg.Sum(p))
 		})
 	}
@@ -826,19 +836,31 @@ func (s *sender) transmit(ctx context.Context) error {
 		// its own) instead of a trailer frame — a frame fewer for every
 		// small message. The tree is made only if the receiver descends
 		// (merkleTree).
-		root, err := s.p.h.Root(s.data, seg)
+		root, err := s.pre.root, error(nil)
+		if !s.pre.haveRoot {
+			var v csum.Value
+			v, err = s.p.h.Root(s.data, seg)
+			root = v.Lo
+		}
 		if err != nil {
 			return err
 		}
-		h.Flags, h.Sum, h.Plen = flagRootInline|s.stampFlag(), root.Lo, len(s.data)
+		h.Flags, h.Sum, h.Plen = flagRootInline|s.stampFlag(), root, len(s.data)
 		return s.e.frame(ctx, s.dst, &h, s.data)
+	}
+	h.Flags = s.stampFlag()
+	if s.pre.t != nil { // built before its turn
+		s.t = s.pre.t
+		if err := s.e.sendData(ctx, s.dst, h, s.data, chunk, nil); err != nil {
+			return err
+		}
+		return s.transmitRest(ctx)
 	}
 	t, err := tree.New(int64(len(s.data)), s.p.treeOpts...)
 	if err != nil {
 		return err
 	}
 	s.t = t
-	h.Flags = s.stampFlag()
 	err = s.e.sendData(ctx, s.dst, h, s.data, chunk, func(off int64, p []byte) uint64 {
 		end := off + int64(len(p))
 		lo, hi := int(off/int64(seg)), int((end+int64(seg)-1)/int64(seg))
@@ -853,6 +875,59 @@ func (s *sender) transmit(ctx context.Context) error {
 	}
 	t.Finish()
 	return s.transmitRest(ctx)
+}
+
+// preHash is a protected message's checks computed before its turn to
+// write (sendProtectedIn): the checksums of its chunks (up to
+// maxPreSums), or the root of a Merkle message that goes in one frame
+// with its root inline. In a window of Isends, the hashing of the next
+// messages then overlaps the writes of the ones before, instead of
+// starting only once they are out.
+type preHash struct {
+	n        int       // chunk checksums computed (0: none)
+	few      [8]uint64 // up to 8 of them (2 MiB in the default chunks)
+	more     []uint64  // or all of them, for more
+	root     uint64    // the root of a one-frame Merkle message
+	haveRoot bool
+	t        *tree.Tree // the finished tree of a larger Merkle message
+}
+
+// sum is the checksum of chunk i (i < n).
+func (pre *preHash) sum(i int64) uint64 {
+	if pre.more != nil {
+		return pre.more[i]
+	}
+	return pre.few[i]
+}
+
+// compute fills pre for data as transmit would send it under p, where
+// it can; what it leaves out transmit computes in its turn.
+func (pre *preHash) compute(e *engine, p *protection, data []byte) {
+	switch {
+	case p.mode == modeChecksum:
+		n := max(1, (len(data)+p.chunk-1)/p.chunk)
+		sums := pre.few[:]
+		if n > len(pre.few) {
+			pre.more = make([]uint64, n)
+			sums = pre.more
+		}
+		for i := range n {
+			sums[i] = fold(p.alg.Sum(data[i*p.chunk : min((i+1)*p.chunk, len(data))]))
+		}
+		pre.n = n
+	case e.ctl.inline:
+		// In process the Merkle paths differ (transmitBeside).
+	case len(data) <= merkleChunk(p.seg) && p.parity == 0 && p.h.Size() == 8:
+		if root, err := p.h.Root(data, p.seg); err == nil {
+			pre.root, pre.haveRoot = root.Lo, true
+		}
+	default:
+		if t, err := tree.New(int64(len(data)), p.treeOpts...); err == nil {
+			t.HashSegments(data, 0, t.Segments())
+			t.Finish()
+			pre.t = t
+		}
+	}
 }
 
 // transmitBeside is transmit's Merkle path in process, for messages of
