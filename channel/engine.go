@@ -394,8 +394,8 @@ func readSmall(n int, fill func([]byte) error) ([]byte, error) {
 
 // hashPiece is how much of a Merkle message written in place is written
 // before its segments are hashed (guard.onData): small enough to be
-// hashed from the cache the write left it in.
-// (16 to 256 KiB measured alike in process.)
+// hashed from the cache the write left it in (16 to 256 KiB measured
+// alike in process).
 const hashPiece = 256 << 10
 
 func (e *engine) arriveData(src int, h wire.Header, fill func([]byte) error) error {

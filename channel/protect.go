@@ -836,14 +836,13 @@ func (s *sender) transmit(ctx context.Context) error {
 		// its own) instead of a trailer frame — a frame fewer for every
 		// small message. The tree is made only if the receiver descends
 		// (merkleTree).
-		root, err := s.pre.root, error(nil)
+		root := s.pre.root
 		if !s.pre.haveRoot {
-			var v csum.Value
-			v, err = s.p.h.Root(s.data, seg)
+			v, err := s.p.h.Root(s.data, seg)
+			if err != nil {
+				return err
+			}
 			root = v.Lo
-		}
-		if err != nil {
-			return err
 		}
 		h.Flags, h.Sum, h.Plen = flagRootInline|s.stampFlag(), root, len(s.data)
 		return s.e.frame(ctx, s.dst, &h, s.data)
@@ -878,11 +877,12 @@ func (s *sender) transmit(ctx context.Context) error {
 }
 
 // preHash is a protected message's checks computed before its turn to
-// write (sendProtectedIn): the checksums of its chunks (up to
-// maxPreSums), or the root of a Merkle message that goes in one frame
-// with its root inline. In a window of Isends, the hashing of the next
-// messages then overlaps the writes of the ones before, instead of
-// starting only once they are out.
+// write (sendProtectedIn): the checksums of its chunks, the root of a
+// Merkle message that goes in one frame with its root inline, or a
+// larger Merkle message's whole tree. In a window of Isends, the hashing
+// of the next messages then overlaps the writes of the ones before,
+// instead of starting only once they are out. (In process, Merkle
+// messages are left to transmit: transmitBeside.)
 type preHash struct {
 	n        int       // chunk checksums computed (0: none)
 	few      [8]uint64 // up to 8 of them (2 MiB in the default chunks)
@@ -942,7 +942,7 @@ func (pre *preHash) compute(e *engine, p *protection, data []byte) {
 // The segments are handed out in batches from a counter, and this
 // goroutine takes what is left once its frames are out: a helper that a
 // busy or slow-to-wake processor starts late costs what hashing here
-// would have, never a wait for it to start (helperState).
+// would have, never a wait for it to start (helperIdle, helperLate).
 func (s *sender) transmitBeside(ctx context.Context, chunk int) error {
 	t, err := tree.New(int64(len(s.data)), s.p.treeOpts...)
 	if err != nil {

@@ -166,8 +166,8 @@ func innerXXH3(l, r, seed uint64) uint64 {
 
 // wholeLeaves hashes the leading whole segments of data, as many as
 // there are leaves (one word each), into leaves, seeded with first,
-// first+1, …: in one call of internal/xxh3k's leaves kernel, where it
-// runs (AVX-512, the default XXH3 hash, segments over 240 bytes). It
+// first+1, …: with internal/xxh3k's leaves kernel, where it runs
+// (AVX-512, the default XXH3 hash, segments over 240 bytes). It
 // returns how many it hashed — none where the kernel does not apply, or
 // for a lone short segment — and leaves the rest to the caller. data
 // must end where the tree does: a last partial segment is not whole.

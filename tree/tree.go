@@ -281,8 +281,8 @@ const (
 )
 
 // hashSegments hashes segments [lo, hi) into their leaves: the whole ones
-// in one call of the leaves kernel where it runs (Hash.wholeLeaves), the
-// others one by one, prefetching the data a little ahead.
+// with the leaves kernel where it runs (Hash.wholeLeaves), the others one
+// by one, prefetching the data a little ahead.
 func (t *Tree) hashSegments(data []byte, lo, hi int) {
 	if i := t.Leaf(lo); hi > lo {
 		// Up to the tree's end: data may go on past it (HashSegments).
