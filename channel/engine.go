@@ -419,11 +419,9 @@ func (e *engine) arriveData(src int, h wire.Header, fill func([]byte) error) err
 			return err
 		}
 		m = e.newMessage(src, h)
-		if k := (msgKey{src, h.ID}); len(e.stamps) > 0 {
-			if st, ok := e.stamps[k]; ok {
-				m.stamp = st
-				delete(e.stamps, k)
-			}
+		if st, ok := e.stamps[msgKey{src, h.ID}]; ok {
+			m.stamp = st
+			delete(e.stamps, msgKey{src, h.ID})
 		}
 		stamped := h.Flags&flagStamped != 0
 		if p := e.prot[h.Ctx]; p != nil && src != e.rank {

@@ -522,6 +522,13 @@ const (
 // between its hashing and its write, measured no faster here.)
 func merkleChunk(seg int) int { return max(seg, MaxFrame/seg*seg) }
 
+// rootInline says whether a Merkle message of n bytes goes as one frame
+// with its root in the header (transmit), rather than in frames followed
+// by a trailer with the root.
+func (p *protection) rootInline(n int) bool {
+	return n <= merkleChunk(p.seg) && p.parity == 0 && p.h.Size() == 8
+}
+
 // flagRootInline, in the flags of a Merkle message's only frame, says
 // that its Sum is the root (64-bit hashes): no trailer follows.
 const flagRootInline = 1
@@ -831,7 +838,7 @@ func (s *sender) transmit(ctx context.Context) error {
 	if s.e.ctl.inline && len(s.data) > hashPiece && runtime.GOMAXPROCS(0) > 1 {
 		return s.transmitBeside(ctx, chunk)
 	}
-	if len(s.data) <= chunk && s.p.parity == 0 && s.p.h.Size() == 8 {
+	if s.p.rootInline(len(s.data)) {
 		// One frame: its root rides in its header (which has a check of
 		// its own) instead of a trailer frame — a frame fewer for every
 		// small message. The tree is made only if the receiver descends
@@ -917,7 +924,7 @@ func (pre *preHash) compute(e *engine, p *protection, data []byte) {
 		pre.n = n
 	case e.ctl.inline:
 		// In process the Merkle paths differ (transmitBeside).
-	case len(data) <= merkleChunk(p.seg) && p.parity == 0 && p.h.Size() == 8:
+	case p.rootInline(len(data)):
 		if root, err := p.h.Root(data, p.seg); err == nil {
 			pre.root, pre.haveRoot = root.Lo, true
 		}

@@ -30,18 +30,14 @@ func leavesGeneric(out []uint64, data []byte, seg int, seed uint64) {
 
 // hashSeed is XXH3-64 with a seed of a long input (over 240 bytes), from
 // the specification: the default secret derived from the seed, then the
-// long-input hash with it.
+// long-input hash with it (Blocks, Tail and Sum64 with that secret; the
+// scalar loops, as leavesGeneric runs only where the kernels do not).
 func hashSeed(p []byte, seed uint64) uint64 {
 	s := seedSecret(seed)
 	acc := Init
-	n := len(p)
-	whole := (n - 1) / Block
-	blocksGeneric(&acc, p, whole, s)
-	if k := (n - 1 - whole*Block) / Stripe; k > 0 {
-		stripesGeneric(&acc, p[whole*Block:], k, s[:])
-	}
-	stripesGeneric(&acc, p[n-Stripe:], 1, s[secretSize-Stripe-7:])
-	return merge(&acc, s[11:], uint64(n)*prime64_1)
+	blocks(&acc, p, WholeBlocks(len(p)), s)
+	tail(&acc, p, s)
+	return merge(&acc, s[11:], uint64(len(p))*prime64_1)
 }
 
 // seedSecret is the default secret as XXH3 seeds it: each 16-byte pair

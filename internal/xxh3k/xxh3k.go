@@ -114,8 +114,10 @@ func CopyBlocksStream(acc *Acc, dst, src []byte) {
 // Tail consumes what follows the last whole block of the input p (all of
 // it, len(p) ≥ LongMin), whose whole blocks acc has consumed: the stripes
 // of the last block, then the last stripe.
-func Tail(acc *Acc, p []byte) {
-	s := &defaultSecret
+func Tail(acc *Acc, p []byte) { tail(acc, p, &defaultSecret) }
+
+// tail is Tail with the secret s.
+func tail(acc *Acc, p []byte, s *secret) {
 	n := len(p)
 	start := (n - 1) / Block * Block
 	if k := (n - 1 - start) / Stripe; k > 0 {
