@@ -142,7 +142,13 @@ func (p *Endpoint) reserved() Comm {
 // Close shuts the endpoint: its pending receives fail with ErrClosed and
 // the other ranks see it as lost.
 func (p *Endpoint) Close() error {
-	p.e.ctl.flushHeld() // the peers' word first: they may be waiting for it
+	// The peers' word first: they may be waiting for it. A receive
+	// returns as its message completes, while the transport goroutine
+	// that completed it still holds e.mu to make its verdict (accept):
+	// taking e.mu waits for that verdict to be held, so that it goes too.
+	p.e.mu.Lock()
+	p.e.mu.Unlock()
+	p.e.ctl.flushHeld()
 	p.e.shutdown()
 	return p.e.tx.Close()
 }
