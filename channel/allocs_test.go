@@ -10,9 +10,10 @@ import (
 // allocates nothing once the engines have warmed up (recycle.go:
 // receives, messages and sends are recycled, small control payloads read
 // into pooled buffers), with a context that can be canceled as with one
-// that cannot (but for a receive that sleeps: see the cases). Merkle
-// messages of more than one frame still make their trees, so sizes stop
-// at one frame.
+// that cannot (but for a receive that sleeps: see the cases). Up to
+// 1 MiB, which a Merkle message sends in more than one frame, with its
+// trees (kept by its protection) and, in process, a helper hashing beside
+// the copy.
 func TestSteadyStateAllocs(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector allocates")
@@ -31,7 +32,7 @@ func TestSteadyStateAllocs(t *testing.T) {
 		{"tcp", false},
 	} {
 		for _, protect := range []string{"none", "checksum", "merkle"} {
-			for _, size := range []int{1, 1 << 10, 64 << 10} {
+			for _, size := range []int{1, 1 << 10, 64 << 10, 1 << 20} {
 				name := fmt.Sprintf("transport=%s/cancel=%v/protect=%s/size=%s", c.transport, c.cancel, protect, sizeName(size))
 				t.Run(name, func(t *testing.T) {
 					if n := roundTripAllocs(t, c.transport, protect, size, c.cancel); n != 0 {
@@ -56,7 +57,10 @@ func roundTripAllocs(t *testing.T, transport, protect string, size int, cancella
 	// Warm-up, then AllocsPerRun's run before it counts and its runs:
 	// the echo stops on its own, so that it too can go without a context
 	// that can be canceled.
-	const warm, runs = 100, 1000
+	warm, runs := 100, 1000
+	if size > 64<<10 {
+		warm, runs = 20, 200
+	}
 	echoed := make(chan error, 1)
 	go func() {
 		buf := make([]byte, size)

@@ -1005,8 +1005,10 @@ const maxBatch = 2 << 20
 // whole message unchunked).
 func (e *engine) sendBatched(ctx context.Context, bs batchSender, dst int, h wire.Header, data []byte, chunk int, each func(off int64, p []byte) uint64) error {
 	k := min((len(data)+chunk-1)/chunk, max(1, maxBatch/chunk))
-	hs := make([]wire.Header, 0, k)
-	ps := make([][]byte, 0, k)
+	b := batches.Get().(*batch)
+	defer b.release()
+	hs, ps := b.hs[:0], b.ps[:0]
+	defer func() { b.hs, b.ps = hs, ps }() // grown, for the next
 	for off := 0; off < len(data); {
 		hs, ps = hs[:0], ps[:0]
 		for ; off < len(data) && len(hs) < k; off += min(chunk, len(data)-off) {
@@ -1046,12 +1048,7 @@ func (e *engine) frame(ctx context.Context, dst int, h *wire.Header, p []byte) e
 // (ctlQueue.hold), in one write.
 func (e *engine) frameWithHeld(ctx context.Context, bs batchSender, dst int, h *wire.Header, p []byte) error {
 	b := batches.Get().(*batch)
-	defer func() {
-		clear(b.fs) // the frames' and the callers' payloads are not the pool's to keep
-		clear(b.ps)
-		b.fs, b.hs, b.ps = b.fs[:0], b.hs[:0], b.ps[:0]
-		batches.Put(b)
-	}()
+	defer b.release()
 	b.fs = e.ctl.takeHeld(dst, b.fs[:0])
 	if len(b.fs) == 0 {
 		return e.tx.Send(ctx, dst, *h, p)
@@ -1064,7 +1061,8 @@ func (e *engine) frameWithHeld(ctx context.Context, bs batchSender, dst int, h *
 	return bs.sendBatch(ctx, dst, b.hs, b.ps)
 }
 
-// batch is frameWithHeld's scratch, pooled: a send allocates nothing.
+// batch is the scratch of frameWithHeld and sendBatched, pooled: a send
+// allocates nothing.
 type batch struct {
 	fs []ctlFrame
 	hs []wire.Header
@@ -1072,6 +1070,14 @@ type batch struct {
 }
 
 var batches = sync.Pool{New: func() any { return new(batch) }}
+
+// release puts b back in batches, empty.
+func (b *batch) release() {
+	clear(b.fs) // the frames' and the callers' payloads are not the pool's to keep
+	clear(b.ps)
+	b.fs, b.hs, b.ps = b.fs[:0], b.hs[:0], b.ps[:0]
+	batches.Put(b)
+}
 
 // abandon tells dst that the message of h will not be finished, so that a
 // receive bound to it fails rather than waits.

@@ -150,7 +150,7 @@ func (g *guard) hashesLeaves() bool { return g.p.mode == modeMerkle && g.t != ni
 // read), rather than all of it after. Under e.mu.
 func (g *guard) startTree(m *message) {
 	if g.p.mode == modeMerkle && m.direct && g.t == nil && (!g.haveRoot || m.total > int64(hashPiece)) {
-		g.t, _ = tree.New(m.total, g.p.treeOpts...)
+		g.t, _ = g.p.newTree(m.total)
 	}
 }
 
@@ -176,7 +176,7 @@ func (g *guard) step(e *engine, m *message) {
 
 func (g *guard) ensureTree(m *message) {
 	if g.t == nil {
-		g.t, _ = tree.New(m.total, g.p.treeOpts...)
+		g.t, _ = g.p.newTree(m.total)
 	}
 	if g.hashed < g.t.Segments() {
 		g.t.HashSegments(m.buf(), g.hashed, g.t.Segments())

@@ -54,6 +54,33 @@ type protection struct {
 	// message's trees take them, and making them allocates.
 	treeOpts []tree.Option
 	h        *tree.Hash // merkle: hash, looked up once
+
+	// trees keeps the trees of messages that are over, sender's and
+	// receiver's, for the next ones (newTree): made afresh, a tree and
+	// its nodes (8 KiB for 1 MiB) were most of what a large Merkle
+	// message allocated on each side.
+	trees sync.Pool
+}
+
+// maxKeptTree is the size of the largest message whose tree is kept for
+// the next (keepTree): 1 MiB of nodes in 2 KiB segments.
+const maxKeptTree = 128 << 20
+
+// newTree returns the tree of size bytes yet to be hashed, a kept one if
+// there is one.
+func (p *protection) newTree(size int64) (*tree.Tree, error) {
+	if t, _ := p.trees.Get().(*tree.Tree); t != nil && t.Reset(size) == nil {
+		return t, nil
+	}
+	return tree.New(size, p.treeOpts...)
+}
+
+// keepTree takes back a tree that nothing refers to any more, for the
+// next message (newTree); nil is ignored.
+func (p *protection) keepTree(t *tree.Tree) {
+	if t != nil && t.Size() <= maxKeptTree {
+		p.trees.Put(t)
+	}
 }
 
 // treeDepth is the depth of the tree of size bytes in seg-byte segments
@@ -605,7 +632,9 @@ type sender struct {
 	eager bool     // data is the sender's own copy (eager send)
 	own   *[]byte  // that copy, as eagerCopies keeps it
 	pre   preHash  // its checks, computed before its turn, if they were
-	ps    pending  // its state in e.sends: one allocation for both
+	// rootBuf holds the trailer's root, which last keeps for KindAgain.
+	rootBuf [3 + 16]byte
+	ps      pending // its state in e.sends: one allocation for both
 }
 
 // Eager protected sends: a message of up to EagerLimit bytes is copied
@@ -862,7 +891,7 @@ func (s *sender) transmit(ctx context.Context) error {
 		}
 		return s.transmitRest(ctx)
 	}
-	t, err := tree.New(int64(len(s.data)), s.p.treeOpts...)
+	t, err := s.p.newTree(int64(len(s.data)))
 	if err != nil {
 		return err
 	}
@@ -929,7 +958,7 @@ func (pre *preHash) compute(e *engine, p *protection, data []byte) {
 			pre.root, pre.haveRoot = root.Lo, true
 		}
 	default:
-		if t, err := tree.New(int64(len(data)), p.treeOpts...); err == nil {
+		if t, err := p.newTree(int64(len(data))); err == nil {
 			t.HashSegments(data, 0, t.Segments())
 			t.Finish()
 			pre.t = t
@@ -951,21 +980,25 @@ func (pre *preHash) compute(e *engine, p *protection, data []byte) {
 // busy or slow-to-wake processor starts late costs what hashing here
 // would have, never a wait for it to start (helperIdle, helperLate).
 func (s *sender) transmitBeside(ctx context.Context, chunk int) error {
-	t, err := tree.New(int64(len(s.data)), s.p.treeOpts...)
+	t, err := s.p.newTree(int64(len(s.data)))
 	if err != nil {
 		return err
 	}
 	s.t = t
-	b := &beside{t: t, data: s.data, n: t.Segments(), per: max(1, besideBatch/s.p.seg)}
+	b := besides.Get().(*beside)
+	b.t, b.data, b.n, b.per = t, s.data, t.Segments(), max(1, besideBatch/s.p.seg)
+	b.next.Store(0)
+	b.state.Store(helperIdle)
 	b.helper.Add(1)
-	go b.help()
+	go b.run()
 	h := s.h
 	h.Flags = s.stampFlag()
 	err = s.e.sendData(ctx, s.dst, h, s.data, chunk, nil)
 	b.hash()
 	if !b.state.CompareAndSwap(helperIdle, helperLate) {
 		b.helper.Wait() // it hashes its last batch, from the caller's buffer
-	}
+		b.recycle()
+	} // else the helper finds itself too late when it runs, and puts b back
 	if err != nil {
 		return err
 	}
@@ -973,8 +1006,10 @@ func (s *sender) transmitBeside(ctx context.Context, chunk int) error {
 	return s.transmitRest(ctx)
 }
 
-// beside is the work transmitBeside shares with its helper: one
-// allocation for all of it.
+// beside is the work transmitBeside shares with its helper. The last of
+// the two to use it puts it back in besides: the caller, once its helper
+// is done, or a helper that starts too late, which the caller does not
+// wait for.
 type beside struct {
 	t      *tree.Tree
 	data   []byte
@@ -982,6 +1017,25 @@ type beside struct {
 	next   atomic.Int64 // the first segment of the next batch
 	state  atomic.Int32 // the helper's: helperIdle, helperBusy or helperLate
 	helper sync.WaitGroup
+	run    func() // help, bound once: a go statement of a method allocates its closure
+}
+
+// besides keeps transmitBeside's shared work for the next message. (Its
+// New is set in init: help refers to besides.)
+var besides sync.Pool
+
+func init() {
+	besides.New = func() any {
+		b := new(beside)
+		b.run = b.help
+		return b
+	}
+}
+
+// recycle puts b back in besides, its references to the message dropped.
+func (b *beside) recycle() {
+	b.t, b.data = nil, nil
+	besides.Put(b)
 }
 
 // hash hashes batches of segments until none is left.
@@ -998,10 +1052,13 @@ func (b *beside) hash() {
 // help is the helper goroutine: it hashes only if the caller has not
 // finished before it started.
 func (b *beside) help() {
-	defer b.helper.Done()
-	if b.state.CompareAndSwap(helperIdle, helperBusy) {
-		b.hash()
+	if !b.state.CompareAndSwap(helperIdle, helperBusy) {
+		b.helper.Done()
+		b.recycle() // the caller is gone
+		return
 	}
+	b.hash()
+	b.helper.Done()
 }
 
 // besideBatch is the bytes of segments transmitBeside's goroutines take
@@ -1065,7 +1122,7 @@ func (s *sender) control(ctx context.Context, h wire.Header, payload []byte, kee
 
 func (s *sender) sendTrailer(ctx context.Context) error {
 	t := s.merkleTree()
-	return s.control(ctx, s.ctlHeader(wire.KindTrailer), tree.AppendRoot(nil, t.Root(), t.Hash().Size()), true)
+	return s.control(ctx, s.ctlHeader(wire.KindTrailer), tree.AppendRoot(s.rootBuf[:0], t.Root(), t.Hash().Size()), true)
 }
 
 // merkleTree returns the message's tree (nil under checksum protection),
@@ -1073,7 +1130,11 @@ func (s *sender) sendTrailer(ctx context.Context) error {
 // its receiver descends.
 func (s *sender) merkleTree() *tree.Tree {
 	if s.t == nil && s.p.mode == modeMerkle {
-		s.t, _ = tree.Build(s.data, append(s.p.treeOpts[:len(s.p.treeOpts):len(s.p.treeOpts)], tree.Workers(1))...)
+		if t, err := s.p.newTree(int64(len(s.data))); err == nil {
+			t.HashSegments(s.data, 0, t.Segments())
+			t.Finish()
+			s.t = t
+		}
 	}
 	return s.t
 }

@@ -104,6 +104,9 @@ func (e *engine) recycleRecv(r *recvReq, m *message) {
 		m.discard || m.filling || m.repairing > 0 || len(r.ready) != 0 || r.wake.Load() != nil {
 		return
 	}
+	if g := m.g; g != nil {
+		g.p.keepTree(g.t)
+	}
 	if len(e.freeReqs) < maxFree {
 		ready := r.ready
 		*r = recvReq{ready: ready}
@@ -128,6 +131,12 @@ func newSender() *sender { return senders.Get().(*sender) }
 // recycleSender takes back a protected send that is over and out of
 // e.sends, with no goroutine serving it (see the top of this file).
 func recycleSender(s *sender) {
+	if s.p != nil {
+		s.p.keepTree(s.t)
+		if s.pre.t != s.t {
+			s.p.keepTree(s.pre.t) // built, not sent
+		}
+	}
 	ps := &s.ps
 	wake, tick := ps.wake, ps.tick
 	if wake != nil {

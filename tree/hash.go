@@ -191,34 +191,56 @@ func (h *Hash) wholeLeaves(leaves []uint64, data []byte, seg, first int) int {
 	return k
 }
 
-// smallLeaves is the most segments Hash.Root hashes with its nodes on the
-// stack: 256 KiB in the default 2 KiB segments, a protocol's one-frame
-// message.
-const smallLeaves = 128
+// Hash.Root hashes up to smallLeaves segments with their nodes on the
+// stack (256 KiB in the default 2 KiB segments), and up to largeLeaves
+// (1 MiB, a protocol's largest frame) on a larger stack array that only
+// those messages pay to clear.
+const (
+	smallLeaves = 128
+	largeLeaves = 512
+)
 
 // Root returns the root of the tree Build makes of data in segments of
 // seg bytes with this hash, without keeping the tree: with the default
-// hash and up to 128 segments nothing is allocated. A protocol needs the
-// root of every small message, and the tree only when two roots differ.
+// hash and up to 512 segments nothing is allocated. A protocol needs the
+// root of every message that goes in one frame, and the tree only when
+// two roots differ.
 func (h *Hash) Root(data []byte, seg int) (csum.Value, error) {
 	if seg <= 0 {
 		return csum.Value{}, fmt.Errorf("%w %d: must be positive", ErrSegment, seg)
 	}
 	n := max(1, (len(data)+seg-1)/seg)
-	if h.kind != kindXXH3 || n > smallLeaves {
+	switch {
+	case h.kind != kindXXH3 || n > largeLeaves:
 		t, err := Build(data, Segment(seg), UseHash(h.name), Workers(1))
 		if err != nil {
 			return csum.Value{}, err
 		}
 		return t.Root(), nil
+	case n > smallLeaves:
+		return h.rootLarge(data, seg, n), nil
 	}
 	var nodes [2*smallLeaves - 1]uint64 // the layout of Tree.nodes
-	for j := h.wholeLeaves(nodes[n-1:2*n-1], data, seg, n-1); j < n; j++ {
+	return h.rootIn(nodes[:2*n-1], data, seg), nil
+}
+
+// rootLarge is Root of more than smallLeaves segments.
+//
+//go:noinline
+func (h *Hash) rootLarge(data []byte, seg, n int) csum.Value {
+	var nodes [2*largeLeaves - 1]uint64
+	return h.rootIn(nodes[:2*n-1], data, seg)
+}
+
+// rootIn is Root of data's len(nodes)/2+1 segments, computed in nodes.
+func (h *Hash) rootIn(nodes []uint64, data []byte, seg int) csum.Value {
+	n := len(nodes)/2 + 1
+	for j := h.wholeLeaves(nodes[n-1:], data, seg, n-1); j < n; j++ {
 		off := j * seg
 		nodes[j+n-1] = xxh3.HashSeed(data[off:min(off+seg, len(data))], uint64(j+n-1))
 	}
 	for i := n - 2; i >= 0; i-- { // children (2i+1, 2i+2) before parents
 		nodes[i] = innerXXH3(nodes[2*i+1], nodes[2*i+2], uint64(i))
 	}
-	return csum.Value{Lo: nodes[0]}, nil
+	return csum.Value{Lo: nodes[0]}
 }

@@ -13,7 +13,7 @@ import (
 )
 
 // Hash.Root is Build's root, whatever the size, segment and hash — on
-// its stack path (XXH3, up to 128 segments) and off it.
+// its stack paths (XXH3, up to 128 and up to 512 segments) and off them.
 func TestHashRootIsBuildRoot(t *testing.T) {
 	props := gopter.NewProperties(params(300))
 	props.Property("Root(data) == Build(data).Root()", prop.ForAll(func(size, seg int, name string, seed uint64) bool {
@@ -41,18 +41,21 @@ func TestHashRootEdges(t *testing.T) {
 	if _, err := h.Root([]byte("x"), 0); !errors.Is(err, ErrSegment) {
 		t.Errorf("segment 0: %v, want ErrSegment", err)
 	}
-	data := make([]byte, smallLeaves*DefaultSegment)
+	data := make([]byte, (largeLeaves+1)*DefaultSegment)
 	for i := range data {
 		data[i] = byte(i * 31)
 	}
-	for _, n := range []int{0, 1, DefaultSegment, len(data) - 1, len(data)} {
+	small, large := smallLeaves*DefaultSegment, largeLeaves*DefaultSegment
+	for _, n := range []int{0, 1, DefaultSegment, small - 1, small, small + 1, large - 1, large, large + 1} {
 		tr, _ := Build(data[:n])
 		if got, _ := h.Root(data[:n], DefaultSegment); got != tr.Root() {
 			t.Errorf("%d bytes: %x, Build says %x", n, got, tr.Root())
 		}
 	}
-	if a := testing.AllocsPerRun(20, func() { h.Root(data, DefaultSegment) }); a != 0 {
-		t.Errorf("the root of %d segments allocates %v times, want 0", smallLeaves, a)
+	for _, n := range []int{small, large} {
+		if a := testing.AllocsPerRun(20, func() { h.Root(data[:n], DefaultSegment) }); a != 0 {
+			t.Errorf("the root of %d segments allocates %v times, want 0", n/DefaultSegment, a)
+		}
 	}
 }
 
@@ -92,5 +95,45 @@ func TestHashSegmentsLongerBuffer(t *testing.T) {
 		if tr.Root() != want.Root() {
 			t.Errorf("size %d, segments of %d, hashed from a %d-byte buffer: root %v, Build says %v", c.size, c.seg, len(data), tr.Root(), want.Root())
 		}
+	}
+}
+
+// A tree Reset from any earlier size, larger or smaller, and hashed again
+// is the tree New would have made: nothing of the earlier shape or hashes
+// shows through. Growing its nodes allocates; shrinking does not.
+func TestReset(t *testing.T) {
+	props := gopter.NewProperties(params(100))
+	props.Property("Reset(size) then hashing == Build", prop.ForAll(func(first, size, seg int, name string, seed uint64) bool {
+		data := randomData(max(first, size), seed)
+		tr := mustBuild(t, data[:first], Segment(seg), UseHash(name))
+		if err := tr.Reset(int64(size)); err != nil {
+			t.Fatal(err)
+		}
+		want := mustBuild(t, data[:size], Segment(seg), UseHash(name))
+		if tr.Size() != int64(size) || tr.Segments() != want.Segments() || tr.Nodes() != want.Nodes() {
+			t.Logf("reset to %d bytes: size %d, %d segments, %d nodes; want %d and %d", size, tr.Size(), tr.Segments(), tr.Nodes(), want.Segments(), want.Nodes())
+			return false
+		}
+		if err := tr.HashSegments(data[:size], 0, tr.Segments()); err != nil {
+			t.Fatal(err)
+		}
+		tr.Finish()
+		if d, err := Diff(tr, want); err != nil || len(d) != 0 {
+			t.Logf("from %d to %d bytes in %d-byte %s segments: segments %v differ (%v)", first, size, seg, name, d, err)
+			return false
+		}
+		return tr.Root() == want.Root()
+	}, gen.IntRange(0, 40_000), gen.IntRange(0, 40_000), gen.OneConstOf(1, 64, 2048, 5000), gen.OneConstOf("xxh3", "xxh3-128", "crc32c"), gen.UInt64()))
+	props.TestingRun(t)
+
+	tr := mustBuild(t, make([]byte, 1<<20))
+	if a := testing.AllocsPerRun(20, func() { tr.Reset(512 << 10) }); a != 0 {
+		t.Errorf("a shrinking Reset allocates %v times, want 0", a)
+	}
+	if err := tr.Reset(-1); err == nil {
+		t.Error("Reset(-1): no error")
+	}
+	if tr := mustBuild(t, nil, Segment(1)); !errors.Is(tr.Reset(1<<62), ErrSegment) {
+		t.Errorf("Reset(1<<62) in 1-byte segments: %v, want ErrSegment", tr.Reset(1<<62))
 	}
 }

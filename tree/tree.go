@@ -117,6 +117,27 @@ func New(size int64, opts ...Option) (*Tree, error) {
 	return newTree(size, c.seg, c.hash)
 }
 
+// Reset makes t, of any size, the tree of size bytes of data yet to come,
+// as New would with t's segment size and hash: its nodes are reused when
+// they are large enough. A receiver that checks one message after another
+// keeps its trees rather than making one per message, whose nodes were
+// most of what a message allocated. Its hashes are zero until computed.
+func (t *Tree) Reset(size int64) error {
+	n, err := segments(size, t.seg, t.h)
+	if err != nil {
+		return err
+	}
+	words := (2*n - 1) * t.h.words
+	if cap(t.nodes) < words {
+		t.nodes = make([]uint64, words)
+	} else {
+		t.nodes = t.nodes[:words]
+		clear(t.nodes)
+	}
+	t.size, t.n = size, n
+	return nil
+}
+
 // HashSegments hashes segments [lo, hi) of data (the whole buffer, or at
 // least its bytes up to the end of segment hi-1) into their leaves.
 func (t *Tree) HashSegments(data []byte, lo, hi int) error {
@@ -150,18 +171,24 @@ func shape(size int64, seg int, hash string) (*Hash, int, error) {
 	if seg <= 0 {
 		return nil, 0, fmt.Errorf("%w %d: must be positive", ErrSegment, seg)
 	}
-	if size < 0 {
-		return nil, 0, fmt.Errorf("tree: negative size %d", size)
-	}
 	h, err := LookupHash(hash)
 	if err != nil {
 		return nil, 0, err
 	}
+	n, err := segments(size, seg, h)
+	return h, n, err
+}
+
+// segments returns the number of segments of a tree of size bytes.
+func segments(size int64, seg int, h *Hash) (int, error) {
+	if size < 0 {
+		return 0, fmt.Errorf("tree: negative size %d", size)
+	}
 	n := max(1, (size+int64(seg)-1)/int64(seg))
 	if n > (1<<62)/int64(h.words)/2 {
-		return nil, 0, fmt.Errorf("%w: %d segments of %d bytes are too many", ErrSegment, n, seg)
+		return 0, fmt.Errorf("%w: %d segments of %d bytes are too many", ErrSegment, n, seg)
 	}
-	return h, int(n), nil
+	return int(n), nil
 }
 
 // Segments returns the number of segments (leaves); an empty buffer has one.

@@ -68,8 +68,8 @@ type reader struct {
 	err error
 }
 
-func newReader(b []byte, want kind) (*reader, int) {
-	r := &reader{b: b, k: want}
+func newReader(b []byte, want kind) (reader, int) {
+	r := reader{b: b, k: want}
 	if len(b) < 3 {
 		r.err = wireErr(want, "%d bytes, shorter than the header", len(b))
 		return r, 0
