@@ -10,8 +10,10 @@
 #            for up to 200 µs before it sleeps: channel/poll_unix.go);
 #   block    the same with polling off (SIGCHECK_POLL=0): every wait
 #            sleeps in the runtime's poller;
-#   p1       the same as sigcheck with GOMAXPROCS=1 in each rank's
-#            process;
+#   pall     the same as sigcheck with GOMAXPROCS set to all the
+#            processors in each rank's process (the Go runtime's default;
+#            sigcheck run gives each rank its share: procsEach in
+#            cmd/sigcheck/launch.go);
 #   poll     the same as sigcheck with SIGCHECK_POLL=$POLL, if POLL is
 #            set (POLL=50us).
 # Each is run RUNS times, interleaved, so that every round sees the same
@@ -143,7 +145,7 @@ for run in $(seq "$runs"); do
   for s in $lat_sizes; do
     sc sigcheck "$out/sigcheck" run -transport tcp -protect none,checksum,merkle -m "$s:$s" -csv latency >>"$out/rows.txt"
     sc block SIGCHECK_POLL=0 "$out/sigcheck" run -transport tcp -protect none,checksum,merkle -m "$s:$s" -csv latency >>"$out/rows.txt"
-    sc p1 GOMAXPROCS=1 "$out/sigcheck" run -transport tcp -protect none,checksum,merkle -m "$s:$s" -csv latency >>"$out/rows.txt"
+    sc pall GOMAXPROCS="$(nproc)" "$out/sigcheck" run -transport tcp -protect none,checksum,merkle -m "$s:$s" -csv latency >>"$out/rows.txt"
     if [[ -n ${POLL:-} ]]; then
       sc poll SIGCHECK_POLL="$POLL" "$out/sigcheck" run -transport tcp -protect none,checksum,merkle -m "$s:$s" -csv latency >>"$out/rows.txt"
     fi
@@ -151,6 +153,7 @@ for run in $(seq "$runs"); do
   for s in $bw_sizes; do
     sc sigcheck "$out/sigcheck" run -transport tcp -protect none,checksum,merkle -m "$s:$s" -csv bw >>"$out/rows.txt"
     sc block SIGCHECK_POLL=0 "$out/sigcheck" run -transport tcp -protect none,checksum,merkle -m "$s:$s" -csv bw >>"$out/rows.txt"
+    sc pall GOMAXPROCS="$(nproc)" "$out/sigcheck" run -transport tcp -protect none,checksum,merkle -m "$s:$s" -csv bw >>"$out/rows.txt"
   done
   echo "# run $run of $runs done, load $(cut -d' ' -f1 /proc/loadavg)" >&2
 done

@@ -10,6 +10,8 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"runtime"
+	"strconv"
 	"sync"
 	"time"
 
@@ -23,6 +25,9 @@ import (
 // plus env(k), and runs copy 0's part here (first, given the listener and
 // the secret). A copy that fails, named what k (rank 3, node 1), fails
 // the job; when copy 0 fails, the others are stopped.
+//
+// Each copy runs with its share of the machine's processors (procsEach),
+// copy 0 too while first runs.
 func launchLoopback(ctx context.Context, e *env, what string, n int, args []string,
 	env func(k int) []string, first func(ctx context.Context, ln net.Listener, secret string) error) error {
 	exe, err := os.Executable()
@@ -44,10 +49,14 @@ func launchLoopback(ctx context.Context, e *env, what string, n int, args []stri
 		fails  []error
 		stderr = &lockedWriter{w: e.stderr} // the copies write their errors concurrently
 	)
+	procs := procsEach(n)
 	for k := 1; k < n; k++ {
 		cmd := exec.CommandContext(ctx, exe, args...)
 		cmd.Env = append(os.Environ(), channel.EnvRoot+"="+ln.Addr().String(), channel.EnvSecret+"="+secret)
 		cmd.Env = append(cmd.Env, env(k)...)
+		if procs > 0 {
+			cmd.Env = append(cmd.Env, "GOMAXPROCS="+strconv.Itoa(procs))
+		}
 		cmd.Stdout = io.Discard
 		cmd.Stderr = stderr
 		cmd.WaitDelay = 5 * time.Second
@@ -65,6 +74,9 @@ func launchLoopback(ctx context.Context, e *env, what string, n int, args []stri
 			}
 		})
 	}
+	if procs > 0 {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+	}
 	err = first(ctx, ln, secret)
 	if err != nil {
 		cancel() // stop the others
@@ -74,4 +86,21 @@ func launchLoopback(ctx context.Context, e *env, what string, n int, args []stri
 		err = errors.Join(fails...)
 	}
 	return err
+}
+
+// procsEach is the GOMAXPROCS each of n copies on this machine runs
+// with: its share of the processors this process may use, at least one;
+// or 0 if GOMAXPROCS is set, which the copies then inherit. n Go runtimes
+// each free to run as many threads as there are processors oversubscribe
+// the machine: a rank's spare threads take the core its peer needs. With
+// two ranks on 2 cores, GOMAXPROCS 1 each moved 1 MiB messages at 4.9
+// GB/s against 3.7 at 2 each, and a 1 B one-way took 3.9–4.4 µs against
+// 4.0–7.6. It is what mpirun's binding gives each rank (a core) when
+// ranks and cores are as many, and what the C Open MPI ranks we measure
+// against use: one thread each.
+func procsEach(n int) int {
+	if os.Getenv("GOMAXPROCS") != "" {
+		return 0
+	}
+	return max(1, runtime.NumCPU()/n)
 }

@@ -53,7 +53,9 @@ caught by every rank it reaches. Unprotected (none), nothing is caught: bad show
 through.
 
 With -transport tcp, sigcheck starts -ranks processes of itself on this machine (rank 0 is this
-one), joined over loopback with a fresh job secret. A launcher can start the ranks instead:
+one), joined over loopback with a fresh job secret, each with its share of the processors
+(GOMAXPROCS: the processors over -ranks, at least 1, unless GOMAXPROCS is set, as mpirun's
+binding gives each rank a core). A launcher can start the ranks instead:
 every process then reads its rank and size from SIGCHECK_RANK/SIGCHECK_SIZE (or mpirun's
 OMPI_COMM_WORLD_RANK/SIZE, PMI_RANK/SIZE), rank 0's address from SIGCHECK_ROOT and the job
 secret from SIGCHECK_SECRET; rank 0 prints.`
@@ -145,6 +147,7 @@ func transportNames() []string { return []string{"local", "tcp", "mpi"} }
 type job struct {
 	size   int
 	prints bool
+	procs  int // the GOMAXPROCS of each rank sigcheck starts (procsEach), 0 if it is not sigcheck's to set
 	start  func(ctx context.Context, cfg osu.Config, emit func(osu.Row)) error
 }
 
@@ -170,7 +173,7 @@ func startRanks(e *env, args []string, o runOptions) (job, error) {
 		if o.ranks < 1 || o.ranks > 256 {
 			return job{}, usageErrorf("-ranks %d: want 1 to 256 processes", o.ranks)
 		}
-		return job{size: o.ranks, prints: true, start: func(ctx context.Context, cfg osu.Config, emit func(osu.Row)) error {
+		return job{size: o.ranks, prints: true, procs: procsEach(o.ranks), start: func(ctx context.Context, cfg osu.Config, emit func(osu.Row)) error {
 			return launchTCP(ctx, e, o.ranks, args, cfg, o.inj, emit)
 		}}, nil
 	case "mpi":
@@ -237,7 +240,7 @@ func measureJob(e *env, j job, cfg osu.Config, o runOptions) error {
 	case "csv":
 		out = newCSVRows(e.stdout, cfg.Full)
 	default:
-		out = newTableRows(e.stdout, cfg, j.size, o.inj)
+		out = newTableRows(e.stdout, cfg, j.size, j.procs, o.inj)
 	}
 	bar := progress.New(e.stderr, "run "+cfg.Op, int64(len(cfg.Sizes)*len(cfg.Protect)), "")
 	var (
@@ -531,7 +534,7 @@ type tableRows struct {
 	curSize int
 }
 
-func newTableRows(w io.Writer, cfg osu.Config, p int, inj *channel.Injector) *tableRows {
+func newTableRows(w io.Writer, cfg osu.Config, p, procs int, inj *channel.Injector) *tableRows {
 	t := &tableRows{w: w, cfg: cfg, inj: inj != nil, hasNone: slices.Contains(cfg.Protect, "none")}
 	what := map[string]string{
 		osu.Latency:   "one-way latency (half the round trip), mean of the timed iterations",
@@ -540,6 +543,9 @@ func newTableRows(w io.Writer, cfg osu.Config, p int, inj *channel.Injector) *ta
 		osu.Allgather: "all-gather (size per rank), mean over the ranks of each rank's mean time",
 	}[cfg.Op]
 	fmt.Fprintf(w, "# sigcheck run %s: %d ranks, transport %s", cfg.Op, p, cfg.Transport)
+	if procs > 0 {
+		fmt.Fprintf(w, ", GOMAXPROCS %d in each", procs)
+	}
 	if inj != nil {
 		fmt.Fprintf(w, ", one bit flipped in %g of the frames (seed %d)", inj.Rate, inj.Seed)
 	}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -137,6 +138,43 @@ func TestRunTCP(t *testing.T) {
 		if r.Transport != "tcp" || r.Value <= 0 || r.Protect == "merkle" && (r.Mismatches != 0 || r.Detected != r.Injected) {
 			t.Errorf("row %+v", r)
 		}
+	}
+}
+
+// The ranks sigcheck starts get their share of the processors, said in
+// the table's first line, unless GOMAXPROCS is set; rank 0 here gets its
+// own back after.
+func TestRunTCPProcs(t *testing.T) {
+	t.Setenv("SIGCHECK_TEST_AS_MAIN", "1")
+	t.Setenv("GOMAXPROCS", "") // as if unset
+	n := runtime.NumCPU()
+	for ranks, want := range map[int]int{1: n, 2: max(1, n/2), 4 * n: 1} {
+		if got := procsEach(ranks); got != want {
+			t.Errorf("procsEach(%d) = %d on %d processors, want %d", ranks, got, n, want)
+		}
+	}
+	before := runtime.GOMAXPROCS(0)
+	out, errOut, code := sigcheck(t, "run", "-transport", "tcp", "-m", "1:1", "-iters", "3", "-warmup", "1", "latency")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if first, _, _ := strings.Cut(out, "\n"); !strings.HasSuffix(first, fmt.Sprintf(", GOMAXPROCS %d in each", max(1, n/2))) {
+		t.Errorf("first line %q: want the ranks' GOMAXPROCS", first)
+	}
+	if after := runtime.GOMAXPROCS(0); after != before {
+		t.Errorf("GOMAXPROCS %d after the run, %d before", after, before)
+	}
+
+	t.Setenv("GOMAXPROCS", "1")
+	if got := procsEach(2); got != 0 {
+		t.Errorf("procsEach with GOMAXPROCS set: %d, want 0 (inherited)", got)
+	}
+	out, errOut, code = sigcheck(t, "run", "-transport", "tcp", "-m", "1:1", "-iters", "3", "-warmup", "1", "latency")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if first, _, _ := strings.Cut(out, "\n"); strings.Contains(first, "GOMAXPROCS") {
+		t.Errorf("first line %q with GOMAXPROCS set: the ranks inherit it, nothing to say", first)
 	}
 }
 
