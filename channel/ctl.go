@@ -349,6 +349,23 @@ func (c *ctlQueue) drainHeld(fs []ctlFrame) []ctlFrame {
 // flushHeld sends the held verdicts now, waiting for the transport to
 // take them (at most a second each): for a rank that closes, whose
 // peers would otherwise see it gone before its word.
+// settle waits, up to d, until the control frames queued so far have
+// gone: none is left in the queue and none is being sent. A rank that
+// closes lets its verdicts go before its links do (Endpoint.Close); the
+// goroutine that queued them, or the queue's own, sends them meanwhile.
+func (c *ctlQueue) settle(d time.Duration) {
+	deadline := time.Now().Add(d)
+	for {
+		c.mu.Lock()
+		idle := len(c.q) == 0 && !c.draining
+		c.mu.Unlock()
+		if idle || time.Now().After(deadline) {
+			return
+		}
+		time.Sleep(20 * time.Microsecond)
+	}
+}
+
 func (c *ctlQueue) flushHeld() {
 	if c.heldN.Load() == 0 {
 		return

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
+	"time"
 
 	"github.com/sigcheck/sigcheck/internal/wire"
 )
@@ -145,10 +146,16 @@ func (p *Endpoint) Close() error {
 	// The peers' word first: they may be waiting for it. A receive
 	// returns as its message completes, while the transport goroutine
 	// that completed it still holds e.mu to make its verdict (accept):
-	// taking e.mu waits for that verdict to be held, so that it goes too.
+	// taking e.mu waits for that verdict to be held or queued, so that
+	// it goes too — held ones sent here, queued ones by whoever drains
+	// the queue, which settle waits for.
 	p.e.mu.Lock()
+	closed := p.e.closed
 	p.e.mu.Unlock()
-	p.e.ctl.flushHeld()
+	if !closed {
+		p.e.ctl.flushHeld()
+		p.e.ctl.settle(time.Second)
+	}
 	p.e.shutdown()
 	return p.e.tx.Close()
 }
