@@ -1073,10 +1073,18 @@ var batches = sync.Pool{New: func() any { return new(batch) }}
 
 // release puts b back in batches, empty.
 func (b *batch) release() {
-	clear(b.fs) // the frames' and the callers' payloads are not the pool's to keep
-	clear(b.ps)
-	b.fs, b.hs, b.ps = b.fs[:0], b.hs[:0], b.ps[:0]
+	b.reset()
 	batches.Put(b)
+}
+
+// reset empties b. The frames' and the callers' payloads are not the
+// pool's to keep: cleared to their capacity, since a shorter batch after
+// a longer one (sendBatched's last) leaves the longer one's pointers past
+// its length.
+func (b *batch) reset() {
+	clear(b.fs[:cap(b.fs)])
+	clear(b.ps[:cap(b.ps)])
+	b.fs, b.hs, b.ps = b.fs[:0], b.hs[:0], b.ps[:0]
 }
 
 // abandon tells dst that the message of h will not be finished, so that a

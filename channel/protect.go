@@ -62,9 +62,10 @@ type protection struct {
 	trees sync.Pool
 }
 
-// maxKeptTree is the size of the largest message whose tree is kept for
-// the next (keepTree): 1 MiB of nodes in 2 KiB segments.
-const maxKeptTree = 128 << 20
+// maxKeptNodes is the most nodes of a tree kept for the next message
+// (keepTree): 1 MiB of 64-bit hashes, the tree of 128 MiB in 2 KiB
+// segments.
+const maxKeptNodes = 1 << 17
 
 // newTree returns the tree of size bytes yet to be hashed, a kept one if
 // there is one.
@@ -78,7 +79,7 @@ func (p *protection) newTree(size int64) (*tree.Tree, error) {
 // keepTree takes back a tree that nothing refers to any more, for the
 // next message (newTree); nil is ignored.
 func (p *protection) keepTree(t *tree.Tree) {
-	if t != nil && t.Size() <= maxKeptTree {
+	if t != nil && t.Nodes() <= maxKeptNodes {
 		p.trees.Put(t)
 	}
 }

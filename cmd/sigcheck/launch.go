@@ -89,8 +89,10 @@ func launchLoopback(ctx context.Context, e *env, what string, n int, args []stri
 }
 
 // procsEach is the GOMAXPROCS each of n copies on this machine runs
-// with: its share of the processors this process may use, at least one;
-// or 0 if GOMAXPROCS is set, which the copies then inherit. n Go runtimes
+// with: its share of the processors this process may use (its own
+// GOMAXPROCS, which follows the CPU affinity and a container's CPU
+// quota; NumCPU does not see the quota), at least one; or 0 if
+// GOMAXPROCS is set, which the copies then inherit. n Go runtimes
 // each free to run as many threads as there are processors oversubscribe
 // the machine: a rank's spare threads take the core its peer needs. With
 // two ranks on 2 cores, GOMAXPROCS 1 each moved 1 MiB messages at 4.9
@@ -102,5 +104,5 @@ func procsEach(n int) int {
 	if os.Getenv("GOMAXPROCS") != "" {
 		return 0
 	}
-	return max(1, runtime.NumCPU()/n)
+	return max(1, runtime.GOMAXPROCS(0)/n)
 }

@@ -147,10 +147,10 @@ func TestRunTCP(t *testing.T) {
 func TestRunTCPProcs(t *testing.T) {
 	t.Setenv("SIGCHECK_TEST_AS_MAIN", "1")
 	t.Setenv("GOMAXPROCS", "") // as if unset
-	n := runtime.NumCPU()
+	n := runtime.GOMAXPROCS(0)
 	for ranks, want := range map[int]int{1: n, 2: max(1, n/2), 4 * n: 1} {
 		if got := procsEach(ranks); got != want {
-			t.Errorf("procsEach(%d) = %d on %d processors, want %d", ranks, got, n, want)
+			t.Errorf("procsEach(%d) = %d at GOMAXPROCS %d, want %d", ranks, got, n, want)
 		}
 	}
 	before := runtime.GOMAXPROCS(0)
