@@ -1011,7 +1011,17 @@ func (e *engine) sendBatched(ctx context.Context, bs batchSender, dst int, h wir
 	defer func() { b.hs, b.ps = hs, ps }() // grown, for the next
 	for off := 0; off < len(data); {
 		hs, ps = hs[:0], ps[:0]
-		for ; off < len(data) && len(hs) < k; off += min(chunk, len(data)-off) {
+		if off == 0 && e.ctl.heldN.Load() > 0 {
+			// The verdicts held for dst go in the first write, as with
+			// frameWithHeld.
+			b.fs = e.ctl.takeHeld(dst, b.fs[:0])
+			for _, f := range b.fs {
+				hs, ps = append(hs, f.h), append(ps, f.payload)
+			}
+			e.ctl.rode.Add(uint64(len(b.fs)))
+		}
+		held, start := len(hs), off
+		for ; off < len(data) && len(hs)-held < k; off += min(chunk, len(data)-off) {
 			n := min(chunk, len(data)-off)
 			h.Plen, h.Offset = n, int64(off)
 			p := data[off : off+n]
@@ -1022,7 +1032,7 @@ func (e *engine) sendBatched(ctx context.Context, bs batchSender, dst int, h wir
 			h.Kind = wire.KindData
 		}
 		if err := bs.sendBatch(ctx, dst, hs, ps); err != nil {
-			if hs[0].Offset > 0 || len(hs) > 1 {
+			if start > 0 || len(hs)-held > 1 {
 				e.abandon(dst, &h)
 			}
 			return err

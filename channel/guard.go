@@ -598,7 +598,7 @@ func (g *guard) final(e *engine, m *message, body []byte) {
 		p = bytes.Repeat(body, 3)
 	}
 	g.last = ctlFrame{m.src, h, p}
-	if len(body) == 1 && body[0] == verdictOK && e.ctl.holding(m.total) {
+	if len(body) == 1 && body[0] == verdictOK && e.ctl.holding() {
 		e.ctl.hold(m.src, h, p) // it goes with the next frame to m.src (ctl.go)
 	} else {
 		e.ctl.push(m.src, h, p)

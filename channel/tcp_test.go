@@ -462,6 +462,73 @@ func TestHeldVerdicts(t *testing.T) {
 	}
 }
 
+// The OK of a message over EagerLimit, whose sender waits for it, rides
+// on the reply too — also on one of several frames (sendBatched) — and
+// a receiver that goes off to compute keeps that sender waiting for
+// holdWaitSync at most, not until its next call.
+func TestHeldVerdictsLarge(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	eps, err := ConnectLoopback(ctx, 2, TCPConfig{Secret: []byte("held"), Options: []TransportOption{WithProbe(10 * time.Second)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeAll(eps)
+	comms := make([]Comm, 2)
+	for r, ep := range eps {
+		if comms[r], err = WithChecksum(ep, Chunk(64<<10)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const rounds, size = 100, 3*64<<10 + 5 // four chunks: sendBatched
+	err = spmd(t, comms, func(ctx context.Context, c Comm) error {
+		peer := 1 - c.Rank()
+		b := make([]byte, size)
+		for i := range rounds {
+			if c.Rank() == 1 {
+				if _, err := c.Recv(ctx, peer, 1, b); err != nil {
+					return err
+				}
+			}
+			if err := c.Send(ctx, peer, 1, pattern(size, uint64(i))); err != nil {
+				return err
+			}
+			if c.Rank() == 0 {
+				if _, err := c.Recv(ctx, peer, 1, b); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Not all: two ranks in one process, the hold's 100 µs sometimes ends
+	// before the reply is made (75–89 of 100 here; none before), and
+	// under the race detector always.
+	if n := eps[1].e.ctl.rode.Load(); n < rounds/2 && !raceEnabled {
+		t.Errorf("%d of rank 1's %d verdicts went with its replies", n, rounds)
+	}
+
+	done := make(chan error, 1)
+	go func() {
+		_, err := comms[1].Recv(ctx, 0, 2, make([]byte, size))
+		time.Sleep(time.Second) // calls nothing meanwhile
+		done <- err
+	}()
+	start := time.Now()
+	if err := comms[0].Send(ctx, 1, 2, pattern(size, 9)); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > 300*time.Millisecond {
+		t.Errorf("the sender's Send waited %v for a verdict held %v at most", d, holdWaitSync)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
 // A receiver that closes right after its Recv returns still sends the
 // verdict of a message too large for its OK to be held (ctl.go): it is
 // queued, and Close waits for the queue (settle). Without that wait the
