@@ -323,14 +323,22 @@ func (c *ctlQueue) takeHeld(dst int, fs []ctlFrame) []ctlFrame {
 
 // expire is the hold's timer: it releases what is still held.
 func (c *ctlQueue) expire() {
-	c.mu.Lock()
-	if len(c.held) == 0 {
-		c.heldArmed = false // all went with frames; the next hold arms it again
-		c.mu.Unlock()
-		return
+	if c.expired() {
+		c.release()
 	}
-	c.mu.Unlock()
-	c.release()
+}
+
+// expired disarms the hold's timer, which has fired, and reports
+// whether anything is still held. Disarmed whatever it finds: a frame
+// may take what is held (takeHeld) before release runs, and a timer
+// left marked armed with nothing to fire would keep the next hold from
+// arming it — a large message's OK was then held until this rank's next
+// call, not holdWaitSync.
+func (c *ctlQueue) expired() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.heldArmed = false
+	return len(c.held) > 0
 }
 
 // release sends the held verdicts as control frames are sent: from the

@@ -1011,17 +1011,8 @@ func (e *engine) sendBatched(ctx context.Context, bs batchSender, dst int, h wir
 	defer func() { b.hs, b.ps = hs, ps }() // grown, for the next
 	for off := 0; off < len(data); {
 		hs, ps = hs[:0], ps[:0]
-		if off == 0 && e.ctl.heldN.Load() > 0 {
-			// The verdicts held for dst go in the first write, as with
-			// frameWithHeld.
-			b.fs = e.ctl.takeHeld(dst, b.fs[:0])
-			for _, f := range b.fs {
-				hs, ps = append(hs, f.h), append(ps, f.payload)
-			}
-			e.ctl.rode.Add(uint64(len(b.fs)))
-		}
-		held, start := len(hs), off
-		for ; off < len(data) && len(hs)-held < k; off += min(chunk, len(data)-off) {
+		start := off
+		for ; off < len(data) && len(hs) < k; off += min(chunk, len(data)-off) {
 			n := min(chunk, len(data)-off)
 			h.Plen, h.Offset = n, int64(off)
 			p := data[off : off+n]
@@ -1030,6 +1021,18 @@ func (e *engine) sendBatched(ctx context.Context, bs batchSender, dst int, h wir
 			}
 			hs, ps = append(hs, h), append(ps, p)
 			h.Kind = wire.KindData
+		}
+		held := 0
+		if start == 0 && e.ctl.heldN.Load() > 0 {
+			// The verdicts held for dst go ahead of the first batch in
+			// its write, as with frameWithHeld: taken now that the batch
+			// is hashed, so that the hold's timer sends them meanwhile.
+			b.fs = e.ctl.takeHeld(dst, b.fs[:0])
+			for i, f := range b.fs {
+				hs, ps = slices.Insert(hs, i, f.h), slices.Insert(ps, i, f.payload)
+			}
+			held = len(b.fs)
+			e.ctl.rode.Add(uint64(held))
 		}
 		if err := bs.sendBatch(ctx, dst, hs, ps); err != nil {
 			if start > 0 || len(hs)-held > 1 {

@@ -12,6 +12,8 @@ import (
 
 	"github.com/leanovate/gopter"
 	"github.com/leanovate/gopter/prop"
+
+	"github.com/sigcheck/sigcheck/internal/wire"
 )
 
 // tcpRanks starts n ranks over loopback TCP in this process.
@@ -505,9 +507,9 @@ func TestHeldVerdictsLarge(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Not all: two ranks in one process, the hold's 100 µs sometimes ends
-	// before the reply is made (75–89 of 100 here; none before), and
-	// under the race detector always.
-	if n := eps[1].e.ctl.rode.Load(); n < rounds/2 && !raceEnabled {
+	// before the reply is made (75–100 of 100 here, none before; fewer
+	// on a loaded machine), and under the race detector always.
+	if n := eps[1].e.ctl.rode.Load(); n < rounds/10 && !raceEnabled {
 		t.Errorf("%d of rank 1's %d verdicts went with its replies", n, rounds)
 	}
 
@@ -527,6 +529,60 @@ func TestHeldVerdictsLarge(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
+}
+
+// The hold's timer: a large message's OK is held holdWaitSync at most,
+// also after a small one armed the timer for holdWait, and also after the
+// timer fired while a frame took what it held (expire's steps run by hand
+// here, with takeHeld between them: the timer was left marked armed with
+// nothing to fire, and the next OK was held until this rank's next call).
+func TestHoldTimer(t *testing.T) {
+	eps, err := startTCP(2, []byte("hold"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeAll(eps)
+	c := eps[0].e.ctl
+	small := wire.Header{Kind: wire.KindVerdict, Flags: flagTriple, ID: 1 << 40, Total: 1}
+	large := small
+	large.Total = EagerLimit + 1
+	deadline := func() time.Duration {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if !c.heldArmed {
+			return -1
+		}
+		return time.Until(c.heldBy)
+	}
+	c.hold(1, small, okTriple)
+	if d := deadline(); d <= holdWaitSync || d > holdWait {
+		t.Errorf("a small OK held: the timer fires in %v, want up to %v", d, holdWait)
+	}
+	c.hold(1, large, okTriple)
+	if d := deadline(); d < 0 || d > holdWaitSync {
+		t.Errorf("a large OK held after a small one: the timer fires in %v, want up to %v", d, holdWaitSync)
+	}
+	c.takeHeld(1, nil)
+	c.mu.Lock()
+	c.heldTimer.Stop() // a clean start for what follows
+	c.heldArmed = false
+	c.mu.Unlock()
+
+	c.hold(1, large, okTriple)
+	c.mu.Lock()
+	c.heldTimer.Stop() // it fires by hand below, once its time is past
+	c.mu.Unlock()
+	time.Sleep(2 * holdWaitSync)
+	if !c.expired() { // the timer fires, finds the OK...
+		t.Fatal("expired found nothing held")
+	}
+	c.takeHeld(1, nil) // ...a frame takes it...
+	c.release()        // ...and the release finds nothing
+	c.hold(1, large, okTriple)
+	if d := deadline(); d < 0 || d > holdWaitSync {
+		t.Errorf("a large OK held after the timer fired empty: the timer fires in %v (-1: not armed), want up to %v", d, holdWaitSync)
+	}
+	c.takeHeld(1, nil)
 }
 
 // A receiver that closes right after its Recv returns still sends the
