@@ -44,6 +44,7 @@ type ctlQueue struct {
 	heldTimer *time.Timer  // releases them if nothing else has within holdWait
 	heldArmed bool
 	heldBy    time.Time     // when the armed timer fires
+	holdSync  time.Duration // holdWaitSync (tests lengthen it)
 	rode      atomic.Uint64 // held verdicts that went in the write of another frame
 }
 
@@ -68,7 +69,7 @@ func newCtlFrame(dst int, h wire.Header, payload []byte) ctlFrame {
 }
 
 func newCtlQueue(e *engine, inline bool) *ctlQueue {
-	c := &ctlQueue{e: e, inline: inline, wake: make(chan struct{}, 1), stopped: make(chan struct{})}
+	c := &ctlQueue{e: e, inline: inline, wake: make(chan struct{}, 1), stopped: make(chan struct{}), holdSync: holdWaitSync}
 	if !inline {
 		go c.run()
 	}
@@ -281,11 +282,11 @@ func (c *ctlQueue) holding() bool {
 // push).
 func (c *ctlQueue) hold(dst int, h wire.Header, payload []byte) {
 	f := newCtlFrame(dst, h, payload)
+	c.mu.Lock()
 	wait := holdWait
 	if h.Total > EagerLimit {
-		wait = holdWaitSync
+		wait = c.holdSync
 	}
-	c.mu.Lock()
 	c.held = append(c.held, f)
 	c.heldN.Store(int32(len(c.held)))
 	if !c.heldArmed || wait < holdWait && time.Until(c.heldBy) > wait {

@@ -483,6 +483,13 @@ func TestHeldVerdictsLarge(t *testing.T) {
 		}
 	}
 	const rounds, size = 100, 3*64<<10 + 5 // four chunks: sendBatched
+	// The count below is of the mechanism, not of this machine's pace: a
+	// loaded machine (go test ./... in CI) can take more than the hold's
+	// 100 µs between the verdict and the reply (9 of 100 rode there).
+	c1 := eps[1].e.ctl
+	c1.mu.Lock()
+	c1.holdSync = 10 * time.Second
+	c1.mu.Unlock()
 	err = spmd(t, comms, func(ctx context.Context, c Comm) error {
 		peer := 1 - c.Rank()
 		b := make([]byte, size)
@@ -506,12 +513,12 @@ func TestHeldVerdictsLarge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Not all: two ranks in one process, the hold's 100 µs sometimes ends
-	// before the reply is made (75–100 of 100 here, none before; fewer
-	// on a loaded machine), and under the race detector always.
-	if n := eps[1].e.ctl.rode.Load(); n < rounds/10 && !raceEnabled {
+	if n := c1.rode.Load(); n < rounds*9/10 {
 		t.Errorf("%d of rank 1's %d verdicts went with its replies", n, rounds)
 	}
+	c1.mu.Lock()
+	c1.holdSync = holdWaitSync
+	c1.mu.Unlock()
 
 	done := make(chan error, 1)
 	go func() {
