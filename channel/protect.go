@@ -76,6 +76,18 @@ func (p *protection) newTree(size int64) (*tree.Tree, error) {
 	return tree.New(size, p.treeOpts...)
 }
 
+// buildTree returns the finished tree of data, in a kept tree if there
+// is one (newTree).
+func (p *protection) buildTree(data []byte) (*tree.Tree, error) {
+	t, err := p.newTree(int64(len(data)))
+	if err != nil {
+		return nil, err
+	}
+	t.HashSegments(data, 0, t.Segments())
+	t.Finish()
+	return t, nil
+}
+
 // keepTree takes back a tree that nothing refers to any more, for the
 // next message (newTree); nil is ignored.
 func (p *protection) keepTree(t *tree.Tree) {
@@ -959,11 +971,7 @@ func (pre *preHash) compute(e *engine, p *protection, data []byte) {
 			pre.root, pre.haveRoot = root.Lo, true
 		}
 	default:
-		if t, err := p.newTree(int64(len(data))); err == nil {
-			t.HashSegments(data, 0, t.Segments())
-			t.Finish()
-			pre.t = t
-		}
+		pre.t, _ = p.buildTree(data)
 	}
 }
 
@@ -1131,11 +1139,7 @@ func (s *sender) sendTrailer(ctx context.Context) error {
 // its receiver descends.
 func (s *sender) merkleTree() *tree.Tree {
 	if s.t == nil && s.p.mode == modeMerkle {
-		if t, err := s.p.newTree(int64(len(s.data))); err == nil {
-			t.HashSegments(s.data, 0, t.Segments())
-			t.Finish()
-			s.t = t
-		}
+		s.t, _ = s.p.buildTree(s.data)
 	}
 	return s.t
 }

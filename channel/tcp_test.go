@@ -25,6 +25,24 @@ func tcpRanks(t testing.TB, n int) []Comm {
 
 func startTCP(n int, secret []byte) ([]*Endpoint, error) { return startTCPWith(n, secret, nil) }
 
+// checksummedTCP starts two ranks over loopback TCP with topts and wraps
+// each in WithChecksum(opts...); they close when the test ends.
+func checksummedTCP(t *testing.T, secret string, topts []TransportOption, opts ...Option) ([]*Endpoint, []Comm) {
+	t.Helper()
+	eps, err := startTCPWithOpts(2, []byte(secret), topts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { closeAll(eps) })
+	comms := make([]Comm, 2)
+	for r, ep := range eps {
+		if comms[r], err = WithChecksum(ep, opts...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return eps, comms
+}
+
 func startTCPWith(n int, secret []byte, inj *Injector) ([]*Endpoint, error) {
 	return startTCPWithOpts(n, secret, WithInjector(inj))
 }
@@ -378,25 +396,11 @@ func TestHeldVerdicts(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	// The probe is long: a verdict held until then would show.
-	eps, err := ConnectLoopback(ctx, 2, TCPConfig{Secret: []byte("held"), Options: []TransportOption{WithProbe(10 * time.Second)}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		for _, ep := range eps {
-			ep.Close()
-		}
-	}()
-	comms := make([]Comm, 2)
-	for r, ep := range eps {
-		if comms[r], err = WithChecksum(ep); err != nil {
-			t.Fatal(err)
-		}
-	}
+	eps, comms := checksummedTCP(t, "held", []TransportOption{WithProbe(10 * time.Second)})
 
 	// A ping-pong: the verdicts ride on the replies.
 	const rounds = 200
-	err = spmd(t, comms, func(ctx context.Context, c Comm) error {
+	err := spmd(t, comms, func(ctx context.Context, c Comm) error {
 		peer := 1 - c.Rank()
 		b := make([]byte, 100)
 		for i := range rounds {
@@ -471,17 +475,7 @@ func TestHeldVerdicts(t *testing.T) {
 func TestHeldVerdictsLarge(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	eps, err := ConnectLoopback(ctx, 2, TCPConfig{Secret: []byte("held"), Options: []TransportOption{WithProbe(10 * time.Second)}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer closeAll(eps)
-	comms := make([]Comm, 2)
-	for r, ep := range eps {
-		if comms[r], err = WithChecksum(ep, Chunk(64<<10)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	eps, comms := checksummedTCP(t, "held", []TransportOption{WithProbe(10 * time.Second)}, Chunk(64<<10))
 	const rounds, size = 100, 3*64<<10 + 5 // four chunks: sendBatched
 	// The count below is of the mechanism, not of this machine's pace: a
 	// loaded machine (go test ./... in CI) can take more than the hold's
@@ -490,7 +484,7 @@ func TestHeldVerdictsLarge(t *testing.T) {
 	c1.mu.Lock()
 	c1.holdSync = 10 * time.Second
 	c1.mu.Unlock()
-	err = spmd(t, comms, func(ctx context.Context, c Comm) error {
+	err := spmd(t, comms, func(ctx context.Context, c Comm) error {
 		peer := 1 - c.Rank()
 		b := make([]byte, size)
 		for i := range rounds {
