@@ -228,6 +228,10 @@ func (c *ctlQueue) take() (ctlFrame, bool) {
 
 func (c *ctlQueue) send(f ctlFrame) {
 	if c.inline { // a copy in process: nothing to wait for
+		if lt, ok := c.e.tx.(*localTx); ok && f.dst != c.e.rank {
+			lt.control(f)
+			return
+		}
 		c.e.frame(context.Background(), f.dst, &f.h, f.payload)
 		return
 	}

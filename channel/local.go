@@ -216,12 +216,41 @@ func (t *localTx) Send(ctx context.Context, dst int, h wire.Header, payload []by
 		})
 	}
 	if err != nil {
-		// A broken frame breaks the link, for both ends, as on TCP.
-		peer.lose(t.rank, err)
-		t.net.eps[t.rank].e.lose(dst, err)
+		t.broken(dst, err)
 		return &PeerError{Rank: dst, Err: err}
 	}
 	return nil
+}
+
+// control hands a receiver's control frame (a verdict, an ask) to the
+// rank it is for as a call, not a frame. It is used only where nothing
+// stands between the ranks: the engine's transport is this localTx
+// itself, with no Injector or wrapper, so the frame cannot be damaged or
+// lost on its way, and checking it, reading its payload into a lent
+// buffer and the frame's dispatch (Send, arrive) cost a 1-byte protected
+// round trip in process 90 ns of its 1.6 µs: two verdicts. A frame of a
+// context whose frames the peer parks goes as a frame, behind them.
+func (t *localTx) control(f ctlFrame) {
+	peer := t.net.eps[f.dst].e
+	if f.h.Ctx != 0 && !(*peer.settled.Load())[f.h.Ctx] {
+		t.Send(context.Background(), f.dst, f.h, f.payload)
+		return
+	}
+	// The payload is not lent but this rank's (guard.last keeps it):
+	// arriveControl copies what it keeps of a payload, and never writes
+	// into one.
+	if err := peer.arriveControl(t.rank, f.h, f.payload, true); err != nil {
+		t.broken(f.dst, err)
+		return
+	}
+	peer.ctl.flush() // what handling it made (arrive's handled)
+}
+
+// broken breaks the link to dst, for both ends, as a broken frame does
+// on TCP.
+func (t *localTx) broken(dst int, err error) {
+	t.net.eps[dst].e.lose(t.rank, err)
+	t.net.eps[t.rank].e.lose(dst, err)
 }
 
 // Abort cannot be needed in process: a copy never stalls.

@@ -191,11 +191,14 @@ func (h *Hash) wholeLeaves(leaves []uint64, data []byte, seg, first int) int {
 	return k
 }
 
-// Hash.Root hashes up to smallLeaves segments with their nodes on the
-// stack (256 KiB in the default 2 KiB segments), and up to largeLeaves
-// (1 MiB, a protocol's largest frame) on a larger stack array that only
-// those messages pay to clear.
+// Hash.Root computes the nodes of up to largeLeaves segments (1 MiB in
+// the default 2 KiB segments, a protocol's largest frame) in an array on
+// the stack, in three sizes, so that a message pays to clear only the
+// array its size needs: clearing the 2 KiB of smallLeaves' nodes was 50
+// ns of each side's 60 in the root of a 1-byte message, a twentieth of
+// its protected round trip in process.
 const (
+	tinyLeaves  = 16
 	smallLeaves = 128
 	largeLeaves = 512
 )
@@ -219,9 +222,19 @@ func (h *Hash) Root(data []byte, seg int) (csum.Value, error) {
 		return t.Root(), nil
 	case n > smallLeaves:
 		return h.rootLarge(data, seg, n), nil
+	case n > tinyLeaves:
+		return h.rootSmall(data, seg, n), nil
 	}
-	var nodes [2*smallLeaves - 1]uint64 // the layout of Tree.nodes
+	var nodes [2*tinyLeaves - 1]uint64 // the layout of Tree.nodes
 	return h.rootIn(nodes[:2*n-1], data, seg), nil
+}
+
+// rootSmall is Root of more than tinyLeaves segments, up to smallLeaves.
+//
+//go:noinline
+func (h *Hash) rootSmall(data []byte, seg, n int) csum.Value {
+	var nodes [2*smallLeaves - 1]uint64
+	return h.rootIn(nodes[:2*n-1], data, seg)
 }
 
 // rootLarge is Root of more than smallLeaves segments.

@@ -45,16 +45,16 @@ func TestHashRootEdges(t *testing.T) {
 	for i := range data {
 		data[i] = byte(i * 31)
 	}
-	small, large := smallLeaves*DefaultSegment, largeLeaves*DefaultSegment
-	for _, n := range []int{0, 1, DefaultSegment, small - 1, small, small + 1, large - 1, large, large + 1} {
+	tiny, small, large := tinyLeaves*DefaultSegment, smallLeaves*DefaultSegment, largeLeaves*DefaultSegment
+	for _, n := range []int{0, 1, DefaultSegment, tiny - 1, tiny, tiny + 1, small - 1, small, small + 1, large - 1, large, large + 1} {
 		tr, _ := Build(data[:n])
 		if got, _ := h.Root(data[:n], DefaultSegment); got != tr.Root() {
 			t.Errorf("%d bytes: %x, Build says %x", n, got, tr.Root())
 		}
 	}
-	for _, n := range []int{small, large} {
+	for _, n := range []int{1, tiny, small, large} {
 		if a := testing.AllocsPerRun(20, func() { h.Root(data[:n], DefaultSegment) }); a != 0 {
-			t.Errorf("the root of %d segments allocates %v times, want 0", n/DefaultSegment, a)
+			t.Errorf("the root of %d bytes allocates %v times, want 0", n, a)
 		}
 	}
 }
