@@ -557,16 +557,28 @@ const (
 	askRoot  = 1 // the trailer again
 )
 
-// merkleChunk is the payload of a Merkle message's frames: as many whole
-// segments as a frame holds. (Frames of 256 KiB, to keep each in cache
-// between its hashing and its write, measured no faster here.)
-func merkleChunk(seg int) int { return max(seg, MaxFrame/seg*seg) }
+// merkleChunk is the payload of a Merkle message's frames: in process
+// as many whole segments as a frame holds; over a wire (overWire) as
+// many as one write's piece (writePiece). Over a wire each frame is
+// hashed just before it is written, so that the sender hashes a piece
+// while the receiver copies out the one before: a 1 MiB Merkle
+// ping-pong over TCP took 248 µs one-way in frames of 1 MiB (the root
+// computed first, then the frame written) against 194 µs in frames of
+// 256 KiB (p50, medians of 5 alternating runs). In process, 256 KiB
+// frames measured no faster.
+func merkleChunk(seg int, overWire bool) int {
+	n := MaxFrame
+	if overWire {
+		n = writePiece
+	}
+	return max(seg, n/seg*seg)
+}
 
 // rootInline says whether a Merkle message of n bytes goes as one frame
 // with its root in the header (transmit), rather than in frames followed
 // by a trailer with the root.
-func (p *protection) rootInline(n int) bool {
-	return n <= merkleChunk(p.seg) && p.parity == 0 && p.h.Size() == 8
+func (p *protection) rootInline(n int, overWire bool) bool {
+	return n <= merkleChunk(p.seg, overWire) && p.parity == 0 && p.h.Size() == 8
 }
 
 // flagRootInline, in the flags of a Merkle message's only frame, says
@@ -876,11 +888,12 @@ func (s *sender) transmit(ctx context.Context) error {
 		})
 	}
 	seg := s.p.seg
-	chunk := merkleChunk(seg)
+	overWire := !s.e.ctl.inline
+	chunk := merkleChunk(seg, overWire)
 	if s.e.ctl.inline && len(s.data) > hashPiece && runtime.GOMAXPROCS(0) > 1 {
 		return s.transmitBeside(ctx, chunk)
 	}
-	if s.p.rootInline(len(s.data)) {
+	if s.p.rootInline(len(s.data), overWire) {
 		// One frame: its root rides in its header (which has a check of
 		// its own) instead of a trailer frame — a frame fewer for every
 		// small message. The tree is made only if the receiver descends
@@ -966,7 +979,7 @@ func (pre *preHash) compute(e *engine, p *protection, data []byte) {
 		pre.n = n
 	case e.ctl.inline:
 		// In process the Merkle paths differ (transmitBeside).
-	case p.rootInline(len(data)):
+	case p.rootInline(len(data), true): // over a wire (the case above is in process)
 		if root, err := p.h.Root(data, p.seg); err == nil {
 			pre.root, pre.haveRoot = root.Lo, true
 		}
