@@ -246,9 +246,9 @@ const maxTryIov = 64
 // writev is write for several buffers, in one system call: it writes
 // what of bufs the socket takes now — all of it, a part, or nothing (0
 // and no error) — where the platform has writev at hand (writev1), and
-// nothing elsewhere. A send with a context that can be canceled tries it
-// first (tcpTx.Send): only if the socket does not take the whole frame
-// must it arm what interrupts a blocked write, which allocates.
+// nothing elsewhere. Every write tries it first, a piece at a time
+// (tcpConn.write): only what the socket does not take goes by a write
+// that waits, under what interrupts it, which allocates.
 func (w *tryWriter) writev(bufs [][]byte) (int, error) {
 	if len(bufs) > maxTryIov || !haveWritev {
 		return 0, nil

@@ -557,28 +557,35 @@ const (
 	askRoot  = 1 // the trailer again
 )
 
-// merkleChunk is the payload of a Merkle message's frames: in process
-// as many whole segments as a frame holds; over a wire (overWire) as
-// many as one write's piece (writePiece). Over a wire each frame is
-// hashed just before it is written, so that the sender hashes a piece
-// while the receiver copies out the one before: a 1 MiB Merkle
+// merkleChunk is the payload of a Merkle message's frames: as many whole
+// segments as a frame holds, or over a transport that writes in pieces
+// (pieced: a batchSender, TCP) as a piece holds (writePiece). Each frame
+// is hashed just before it is written, so that the sender hashes a
+// piece while the receiver copies out the one before: a 1 MiB Merkle
 // ping-pong over TCP took 248 µs one-way in frames of 1 MiB (the root
 // computed first, then the frame written) against 194 µs in frames of
 // 256 KiB (p50, medians of 5 alternating runs). In process, 256 KiB
 // frames measured no faster.
-func merkleChunk(seg int, overWire bool) int {
+func merkleChunk(seg int, pieced bool) int {
 	n := MaxFrame
-	if overWire {
+	if pieced {
 		n = writePiece
 	}
 	return max(seg, n/seg*seg)
 }
 
+// pieced says whether e's transport writes frames in pieces of
+// writePiece (merkleChunk).
+func (e *engine) pieced() bool {
+	_, ok := e.tx.(batchSender)
+	return ok
+}
+
 // rootInline says whether a Merkle message of n bytes goes as one frame
 // with its root in the header (transmit), rather than in frames followed
 // by a trailer with the root.
-func (p *protection) rootInline(n int, overWire bool) bool {
-	return n <= merkleChunk(p.seg, overWire) && p.parity == 0 && p.h.Size() == 8
+func (p *protection) rootInline(n int, pieced bool) bool {
+	return n <= merkleChunk(p.seg, pieced) && p.parity == 0 && p.h.Size() == 8
 }
 
 // flagRootInline, in the flags of a Merkle message's only frame, says
@@ -888,12 +895,12 @@ func (s *sender) transmit(ctx context.Context) error {
 		})
 	}
 	seg := s.p.seg
-	overWire := !s.e.ctl.inline
-	chunk := merkleChunk(seg, overWire)
+	pieced := s.e.pieced()
+	chunk := merkleChunk(seg, pieced)
 	if s.e.ctl.inline && len(s.data) > hashPiece && runtime.GOMAXPROCS(0) > 1 {
 		return s.transmitBeside(ctx, chunk)
 	}
-	if s.p.rootInline(len(s.data), overWire) {
+	if s.p.rootInline(len(s.data), pieced) {
 		// One frame: its root rides in its header (which has a check of
 		// its own) instead of a trailer frame — a frame fewer for every
 		// small message. The tree is made only if the receiver descends
@@ -979,7 +986,7 @@ func (pre *preHash) compute(e *engine, p *protection, data []byte) {
 		pre.n = n
 	case e.ctl.inline:
 		// In process the Merkle paths differ (transmitBeside).
-	case p.rootInline(len(data), true): // over a wire (the case above is in process)
+	case p.rootInline(len(data), e.pieced()):
 		if root, err := p.h.Root(data, p.seg); err == nil {
 			pre.root, pre.haveRoot = root.Lo, true
 		}

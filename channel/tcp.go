@@ -497,7 +497,7 @@ func (tc *tcpConn) write(ctx context.Context) error {
 	for tc.try != nil && len(tc.bufs) > 0 {
 		k := tc.takePiece()
 		n, err := tc.try.writev(tc.piece)
-		clear(tc.pieces[:]) // the callers' buffers are not ours to keep
+		clear(tc.piece) // the callers' buffers are not ours to keep
 		if err != nil {
 			return err
 		}
@@ -517,21 +517,30 @@ func (tc *tcpConn) write(ctx context.Context) error {
 
 // takePiece sets tc.piece to the first writePiece bytes of tc.bufs (all,
 // if fewer), in at most len(tc.pieces) buffers, without the empty ones,
-// and returns its length.
+// and returns its length. A buffer is cut only if more than pieceSlack
+// of it would be left: frames of 256 KiB of payload are 256 KiB and a
+// header on the wire, and cut at 256 KiB each left a write of 32 bytes.
 func (tc *tcpConn) takePiece() int {
 	tc.piece = tc.pieces[:0]
 	k := 0
 	for _, b := range tc.bufs {
-		if k == writePiece || len(tc.piece) == len(tc.pieces) {
+		if k >= writePiece || len(tc.piece) == len(tc.pieces) {
 			break
 		}
-		if b = b[:min(len(b), writePiece-k)]; len(b) > 0 {
+		if room := writePiece - k; len(b) > room+pieceSlack {
+			b = b[:room]
+		}
+		if len(b) > 0 {
 			tc.piece = append(tc.piece, b)
 			k += len(b)
 		}
 	}
 	return k
 }
+
+// pieceSlack is how much more than writePiece a piece may hold rather
+// than leave a sliver for a write of its own.
+const pieceSlack = 4 << 10
 
 // consume drops the first n bytes of bufs, the buffers they empty, and
 // the empty buffers after them: a frame written whole must not go on to
