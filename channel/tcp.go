@@ -46,6 +46,12 @@ type TCPConfig struct {
 	// that damages frames on real sockets (channel/chaos). Every
 	// connection is authenticated all the same.
 	Dial func(ctx context.Context, addr string) (net.Conn, error)
+	// Congestion is the TCP congestion control of this rank's links
+	// (Linux): empty, Reno on a link within one host and the system's
+	// on any other (congestion.go says why); CongestionSystem, the
+	// system's on all; another name, that one on all (a name the kernel
+	// refuses fails ConnectTCP).
+	Congestion string
 }
 
 func (cfg *TCPConfig) check() error {
@@ -61,6 +67,9 @@ func (cfg *TCPConfig) check() error {
 	}
 	if cfg.HandshakeTimeout <= 0 {
 		cfg.HandshakeTimeout = 10 * time.Second
+	}
+	if cc := cfg.Congestion; cc != "" && cc != CongestionSystem {
+		return checkCongestion(cc)
 	}
 	return nil
 }
@@ -421,6 +430,9 @@ func (t *tcpTx) attach(r int, c net.Conn, link []byte) {
 		// Room for a few frames in flight each way (the kernel caps it).
 		tc.SetReadBuffer(sockBuf)
 		tc.SetWriteBuffer(sockBuf)
+		if cc := congestion(&t.cfg, c.LocalAddr(), c.RemoteAddr()); cc != "" {
+			setCongestion(tc, cc) // checked by ConnectTCP if chosen; Reno is every process's to choose
+		}
 	}
 	pr := newPollReader(c)
 	tc := &tcpConn{c: c, r: pr, br: bufio.NewReaderSize(pr, headerBuf), link: link, try: newTryWriter(c)}

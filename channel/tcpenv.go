@@ -21,6 +21,8 @@ const (
 	EnvSize   = "SIGCHECK_SIZE"
 	EnvRoot   = "SIGCHECK_ROOT"
 	EnvSecret = "SIGCHECK_SECRET"
+	// EnvCongestion sets TCPConfig.Congestion.
+	EnvCongestion = "SIGCHECK_TCP_CC"
 )
 
 // What Open MPI's mpirun (4.x, ORTE) puts in the environment of every
@@ -88,6 +90,7 @@ func TCPConfigFromEnvContext(ctx context.Context) (TCPConfig, error) {
 		return cfg, err
 	}
 	cfg.Root = os.Getenv(EnvRoot)
+	cfg.Congestion = os.Getenv(EnvCongestion)
 	cfg.Secret = []byte(os.Getenv(EnvSecret))
 	if len(cfg.Secret) == 0 {
 		if key := os.Getenv(envOMPIJobKey); key != "" {

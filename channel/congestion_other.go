@@ -1,0 +1,16 @@
+//go:build !linux
+
+package channel
+
+import (
+	"fmt"
+	"net"
+)
+
+// setCongestion does nothing: only Linux lets a socket choose.
+func setCongestion(c *net.TCPConn, name string) error { return nil }
+
+// checkCongestion refuses a choice this system cannot make.
+func checkCongestion(name string) error {
+	return fmt.Errorf("channel: TCP congestion control %q: chosen per socket only on Linux (use %q)", name, CongestionSystem)
+}
