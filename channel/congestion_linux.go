@@ -31,8 +31,14 @@ func checkCongestion(name string) error {
 		return fmt.Errorf("channel: TCP congestion control %q: %w", name, err)
 	}
 	defer syscall.Close(fd)
-	if err := syscall.SetsockoptString(fd, syscall.IPPROTO_TCP, syscall.TCP_CONGESTION, name); err != nil {
-		return fmt.Errorf("channel: TCP congestion control %q: %w (see /proc/sys/net/ipv4/tcp_allowed_congestion_control, or use %q)", name, err, CongestionSystem)
+	switch err := syscall.SetsockoptString(fd, syscall.IPPROTO_TCP, syscall.TCP_CONGESTION, name); err {
+	case nil:
+	case syscall.ENOENT:
+		return fmt.Errorf("channel: TCP congestion control %q: not in this kernel (see /proc/sys/net/ipv4/tcp_available_congestion_control, or use %q)", name, CongestionSystem)
+	case syscall.EPERM:
+		return fmt.Errorf("channel: TCP congestion control %q: not allowed to this process (see /proc/sys/net/ipv4/tcp_allowed_congestion_control, or use %q)", name, CongestionSystem)
+	default:
+		return fmt.Errorf("channel: TCP congestion control %q: %w", name, err)
 	}
 	return nil
 }

@@ -7,7 +7,8 @@ import (
 	"net"
 )
 
-// setCongestion does nothing: only Linux lets a socket choose.
+// setCongestion does nothing: a socket's congestion control is chosen
+// here on Linux only.
 func setCongestion(c *net.TCPConn, name string) error { return nil }
 
 // checkCongestion refuses a choice this system cannot make.

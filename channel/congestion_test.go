@@ -25,7 +25,8 @@ func TestCongestionChoice(t *testing.T) {
 			t.Errorf("Congestion %q, %s to %s: %q, want %q", c.cfg, c.local, c.remote, got, c.want)
 		}
 	}
-	// A link that is not TCP (a proxy in tests) keeps what it has.
+	// A link whose addresses are not TCP's (a Dial hook's own conn) keeps
+	// what it has.
 	cfg := TCPConfig{}
 	if got := congestion(&cfg, &net.UnixAddr{Name: "a"}, &net.UnixAddr{Name: "b"}); got != "" {
 		t.Errorf("a Unix link: %q, want none", got)

@@ -239,10 +239,6 @@ func (w *tryWriter) write1(fd uintptr) bool {
 	}
 }
 
-// maxTryIov bounds the buffers writev tries at once (the kernel takes up
-// to IOV_MAX, 1024 on Linux): more go by the blocking path.
-const maxTryIov = 64
-
 // writev is write for several buffers, in one system call: it writes
 // what of bufs the socket takes now — all of it, a part, or nothing (0
 // and no error) — where the platform has writev at hand (writev1), and

@@ -50,7 +50,7 @@ type TCPConfig struct {
 	// (Linux): empty, Reno on a link within one host and the system's
 	// on any other (congestion.go says why); CongestionSystem, the
 	// system's on all; another name, that one on all (a name the kernel
-	// refuses fails ConnectTCP).
+	// refuses fails ConnectTCP, as any name does off Linux).
 	Congestion string
 }
 
@@ -123,6 +123,11 @@ type tcpTx struct {
 }
 
 const sockBuf = 4 << 20
+
+// maxTryIov bounds the buffers a write tries at once (tryWriter.writev)
+// and a piece holds (takePiece); the kernel takes up to IOV_MAX, 1024 on
+// Linux.
+const maxTryIov = 64
 
 // headerBuf is the buffer a link's headers are read through: a read for
 // a header takes in what follows it too, up to this much, so that a

@@ -45,7 +45,8 @@ var ErrJobFile = errors.New("channel: malformed job file")
 // size from SIGCHECK_RANK and SIGCHECK_SIZE, or else from what mpirun
 // sets (OMPI_COMM_WORLD_RANK/SIZE for Open MPI, PMI_RANK/PMI_SIZE for
 // MPICH and Intel MPI), so that an MPI launcher can start the ranks; the
-// root address from SIGCHECK_ROOT and the secret from SIGCHECK_SECRET.
+// root address from SIGCHECK_ROOT, the secret from SIGCHECK_SECRET, and
+// the links' congestion control, if any, from SIGCHECK_TCP_CC.
 //
 // Under Open MPI's mpirun on one node, neither needs setting: rank 0
 // listens on a port of the loopback interface and writes its address to

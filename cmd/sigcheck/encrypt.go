@@ -196,7 +196,7 @@ func encNodeProcess(ctx context.Context, lay encrypt.Layout, node int, o encOpti
 	errs := make([]error, len(mine))
 	var wg sync.WaitGroup
 	for i, r := range mine {
-		cfg := channel.TCPConfig{Rank: r, Size: lay.Size(), Root: os.Getenv(channel.EnvRoot), Secret: []byte(os.Getenv(channel.EnvSecret))}
+		cfg := channel.TCPConfig{Rank: r, Size: lay.Size(), Root: os.Getenv(channel.EnvRoot), Secret: []byte(os.Getenv(channel.EnvSecret)), Congestion: os.Getenv(channel.EnvCongestion)}
 		if t != nil {
 			cfg.Root, cfg.Secret = t.ln.Addr().String(), []byte(t.secret)
 			if r == 0 {

@@ -58,7 +58,8 @@ one), joined over loopback with a fresh job secret, each with its share of the p
 binding gives each rank a core). A launcher can start the ranks instead:
 every process then reads its rank and size from SIGCHECK_RANK/SIGCHECK_SIZE (or mpirun's
 OMPI_COMM_WORLD_RANK/SIZE, PMI_RANK/SIZE), rank 0's address from SIGCHECK_ROOT and the job
-secret from SIGCHECK_SECRET; rank 0 prints.`
+secret from SIGCHECK_SECRET; rank 0 prints. Links within one host use Reno congestion control;
+SIGCHECK_TCP_CC names another (system: the system's default).`
 
 // runOptions are run's flags once read.
 type runOptions struct {
@@ -404,7 +405,7 @@ func launchTCP(ctx context.Context, e *env, p int, args []string, cfg osu.Config
 		return []string{channel.EnvRank + "=" + strconv.Itoa(r), channel.EnvSize + "=" + strconv.Itoa(p)}
 	}
 	return launchLoopback(ctx, e, "rank", p, append([]string{"run"}, args...), env, func(ctx context.Context, ln net.Listener, secret string) error {
-		return runTCPRank(ctx, channel.TCPConfig{Rank: 0, Size: p, Listener: ln, Secret: []byte(secret), Injector: inj}, cfg, emit)
+		return runTCPRank(ctx, channel.TCPConfig{Rank: 0, Size: p, Listener: ln, Secret: []byte(secret), Injector: inj, Congestion: os.Getenv(channel.EnvCongestion)}, cfg, emit)
 	})
 }
 
