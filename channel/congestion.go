@@ -11,7 +11,7 @@ import "net"
 // one-way instead of 100, and stayed there; with Reno or CUBIC, 16
 // launches of 16 ran at 98–104. (Measured after the pieces of
 // writePiece; before them every launch ran at 205–304.) Protected
-// bandwidth rose too: at 1 MiB checksum and Merkle went from 0.86–0.95
+// bandwidth rose too: at 1 MiB checksum and Merkle went from 0.84–0.96
 // of unprotected to 0.94–0.98 (3 alternating runs).
 //
 // So a link between two addresses of one host — its traffic never
