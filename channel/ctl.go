@@ -273,13 +273,7 @@ const (
 )
 
 // holding says whether final OK verdicts are held rather than sent.
-func (c *ctlQueue) holding() bool {
-	if c.inline {
-		return false
-	}
-	_, ok := c.e.tx.(batchSender)
-	return ok
-}
+func (c *ctlQueue) holding() bool { return !c.inline && c.e.pieced() }
 
 // hold keeps a final OK verdict for the next frame to dst: for holdWait
 // at most, or holdWaitSync if its sender waits for it. Under e.mu (as

@@ -261,7 +261,7 @@ const maxParkedContexts = 1024
 // that is not parked is to be handled now, its payload read with the
 // fill park returns.
 func (e *engine) park(src int, h wire.Header, fill func([]byte) error) (bool, func([]byte) error, error) {
-	if (*e.settled.Load())[h.Ctx] {
+	if e.settledCtx(h.Ctx) {
 		return false, fill, nil // known, and nothing parked: as below, without the lock
 	}
 	e.mu.Lock()
@@ -292,6 +292,13 @@ func (e *engine) park(src int, h wire.Header, fill func([]byte) error) (bool, fu
 	e.parkedN += int64(len(payload))
 	e.parked[h.Ctx] = append(q, parkedFrame{src, h, payload})
 	return true, nil, nil
+}
+
+// settledCtx says whether frames of context ctx are handled as they
+// come, none parked before them: the unprotected context, or one
+// registered with nothing left to replay (settled).
+func (e *engine) settledCtx(ctx uint32) bool {
+	return ctx == 0 || (*e.settled.Load())[ctx]
 }
 
 type parkedFrame struct {

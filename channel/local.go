@@ -232,7 +232,7 @@ func (t *localTx) Send(ctx context.Context, dst int, h wire.Header, payload []by
 // context whose frames the peer parks goes as a frame, behind them.
 func (t *localTx) control(f ctlFrame) {
 	peer := t.net.eps[f.dst].e
-	if f.h.Ctx != 0 && !(*peer.settled.Load())[f.h.Ctx] {
+	if !peer.settledCtx(f.h.Ctx) {
 		t.Send(context.Background(), f.dst, f.h, f.payload)
 		return
 	}

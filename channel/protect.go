@@ -574,8 +574,9 @@ func merkleChunk(seg int, pieced bool) int {
 	return max(seg, n/seg*seg)
 }
 
-// pieced says whether e's transport writes frames in pieces of
-// writePiece (merkleChunk).
+// pieced says whether e's transport writes several frames in one call,
+// in pieces of writePiece (a batchSender: merkleChunk, and held
+// verdicts, ctl.go).
 func (e *engine) pieced() bool {
 	_, ok := e.tx.(batchSender)
 	return ok
