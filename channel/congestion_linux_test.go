@@ -18,7 +18,9 @@ func linkCongestion(t *testing.T, ep *Endpoint, peer int) string {
 	}
 	var cc string
 	var gerr error
-	rc.Control(func(fd uintptr) { cc, gerr = unix.GetsockoptString(int(fd), unix.IPPROTO_TCP, unix.TCP_CONGESTION) })
+	if err := rc.Control(func(fd uintptr) { cc, gerr = unix.GetsockoptString(int(fd), unix.IPPROTO_TCP, unix.TCP_CONGESTION) }); err != nil {
+		t.Fatal(err)
+	}
 	if gerr != nil {
 		t.Fatal(gerr)
 	}
@@ -37,11 +39,11 @@ func TestLoopbackCongestion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer closeAll(eps) // not sooner: a rank that closes takes its peer's link down
 	for r, ep := range eps {
 		if got := linkCongestion(t, ep, 1-r); got != sameHostCongestion {
 			t.Errorf("rank %d's link: %q, want %q", r, got, sameHostCongestion)
 		}
-		ep.Close()
 	}
 	if _, err := connect("no-such-algorithm"); err == nil {
 		t.Error("ConnectLoopback with an unknown congestion control: no error")
