@@ -590,7 +590,9 @@ func (g *guard) final(e *engine, m *message, body []byte) {
 	h := wire.Header{Kind: wire.KindVerdict, Ctx: m.ctx, Tag: m.tag, ID: m.id, Total: m.total, Flags: flagTriple}
 	p := triple(body)
 	g.last = ctlFrame{m.src, h, p}
-	if len(body) == 1 && body[0] == verdictOK && e.ctl.holding() {
+	if len(body) == 1 && body[0] == verdictOK && m == e.syncMsg {
+		e.syncOK = true // arriveSync's caller hands it to the sender
+	} else if len(body) == 1 && body[0] == verdictOK && e.ctl.holding() {
 		e.ctl.hold(m.src, h, p) // it goes with the next frame to m.src (ctl.go)
 	} else {
 		e.ctl.push(m.src, h, p)
