@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -140,14 +141,19 @@ const maxTryIov = 64
 const headerBuf = 16 << 10
 
 type tcpConn struct {
-	c    net.Conn
-	r    io.Reader // c, read by polling where it can be (poll_unix.go)
-	br   *bufio.Reader
-	wdl  time.Time // the write deadline set on c (under wmu)
-	wmu  sync.Mutex
-	hdr  [wire.HeaderSize]byte
-	out  [2][]byte   // header and payload of the frame being written (under wmu)
-	bufs net.Buffers // over out: a field, so that writing allocates nothing
+	c   net.Conn
+	r   io.Reader // c, read by polling where it can be (poll_unix.go)
+	br  *bufio.Reader
+	wdl time.Time // the write deadline set on c (under wmu)
+	wmu sync.Mutex
+	// Writes watched for their context (watch): their number (under
+	// wmu), and that of the last whose watch has fired and set its
+	// deadline.
+	watches uint64
+	watched atomic.Uint64
+	hdr     [wire.HeaderSize]byte
+	out     [2][]byte   // header and payload of the frame being written (under wmu)
+	bufs    net.Buffers // over out: a field, so that writing allocates nothing
 	// A batch of frames being written (sendBatch, under wmu): their
 	// headers, and the header and payload of each.
 	hdrs  []byte
@@ -527,9 +533,9 @@ func (tc *tcpConn) write(ctx context.Context) error {
 	if len(tc.bufs) == 0 {
 		return nil
 	}
-	stop := tc.watch(ctx)
+	w := tc.watch(ctx)
 	_, err := tc.bufs.WriteTo(tc.c)
-	stop()
+	tc.unwatch(w)
 	return err
 }
 
@@ -597,17 +603,41 @@ func (tc *tcpConn) setDeadline(ctx context.Context) {
 }
 
 // watch makes ctx, if it can be canceled, interrupt a write under it
-// (under wmu, the write deadline already set: write), and returns what
-// disarms it.
-func (tc *tcpConn) watch(ctx context.Context) (stop func() bool) {
+// (under wmu, the write deadline already set: write); unwatch disarms it.
+func (tc *tcpConn) watch(ctx context.Context) writeWatch {
 	// A context done mid-write interrupts it; the link is then broken
 	// (half a frame is on the wire) and the peer is lost. (A context that
 	// is never done, as most sends' are, needs no watching.)
 	if ctx.Done() == nil {
-		return func() bool { return true }
+		return writeWatch{}
 	}
 	tc.wdl = time.Unix(1, 0) // unknown now: the next send sets its own
-	return context.AfterFunc(ctx, func() { tc.c.SetWriteDeadline(time.Now()) })
+	tc.watches++
+	n := tc.watches
+	return writeWatch{n, context.AfterFunc(ctx, func() {
+		tc.c.SetWriteDeadline(time.Now())
+		tc.watched.Store(n)
+	})}
+}
+
+// writeWatch is a write's watch (watch): its number and what disarms it.
+type writeWatch struct {
+	n    uint64
+	stop func() bool
+}
+
+// unwatch disarms a write's watch (under wmu). Once it returns the watch
+// has done all it will: if the context was done as the write ended, its
+// deadline is set now, not later on a goroutine of its own — over the
+// deadline of the next send, which would then fail, and break the link,
+// for a context not its own.
+func (tc *tcpConn) unwatch(w writeWatch) {
+	if w.stop == nil || w.stop() {
+		return
+	}
+	for tc.watched.Load() != w.n { // started: the wait of a call
+		runtime.Gosched()
+	}
 }
 
 // sendBatch is batchSender's: the frames go in one writev, in order.

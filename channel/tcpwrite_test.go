@@ -2,9 +2,12 @@ package channel
 
 import (
 	"bytes"
+	"context"
+	"io"
 	"net"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/leanovate/gopter"
 	"github.com/leanovate/gopter/gen"
@@ -121,5 +124,37 @@ func TestWritePieceSizes(t *testing.T) {
 		if !slices.Equal(got, c.want) {
 			t.Errorf("a frame of %d bytes of payload went in writes of %v bytes, want %v", c.payload, got, c.want)
 		}
+	}
+}
+
+// slowDeadlineConn takes its time to set a deadline other than none, as
+// a watch's callback on a busy machine can.
+type slowDeadlineConn struct{ net.Conn }
+
+func (c slowDeadlineConn) SetWriteDeadline(t time.Time) error {
+	if !t.IsZero() {
+		time.Sleep(50 * time.Millisecond)
+	}
+	return c.Conn.SetWriteDeadline(t)
+}
+
+// A write's watch that fires as the write ends has set its deadline
+// when unwatch returns: the next send's deadline, set after, stands, and
+// its write goes through. (Left to run on after unwatch, the watch set its
+// deadline 50 ms later, over the next send's, which then failed.)
+func TestWatchDoneBeforeStop(t *testing.T) {
+	a, b := net.Pipe()
+	defer a.Close()
+	defer b.Close()
+	go io.Copy(io.Discard, b)
+	tc := &tcpConn{c: slowDeadlineConn{a}}
+	ctx, cancel := context.WithCancel(context.Background())
+	w := tc.watch(ctx)
+	cancel() // done just as the write ended
+	tc.unwatch(w)
+	tc.setDeadline(context.Background()) // the next send's: none
+	time.Sleep(100 * time.Millisecond)
+	if _, err := tc.c.Write([]byte("next frame")); err != nil {
+		t.Fatalf("the next send's write: %v", err)
 	}
 }
