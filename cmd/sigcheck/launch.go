@@ -24,7 +24,9 @@ import (
 // n-1 with args and, in their environment, the job's address and secret
 // plus env(k), and runs copy 0's part here (first, given the listener and
 // the secret). A copy that fails, named what k (rank 3, node 1), fails
-// the job; when copy 0 fails, the others are stopped.
+// the job and stops it: the others are killed and first's context is
+// canceled, so that copy 0 does not wait for the lost copy until its
+// join's deadline. When copy 0 fails, the others are stopped too.
 //
 // Each copy runs with its share of the machine's processors (procsEach),
 // copy 0 too while first runs.
@@ -71,6 +73,7 @@ func launchLoopback(ctx context.Context, e *env, what string, n int, args []stri
 				mu.Lock()
 				fails = append(fails, fmt.Errorf("%s %d: %w", what, k, err))
 				mu.Unlock()
+				cancel() // the job cannot go on: this one would wait for it until its join's deadline
 			}
 		})
 	}
@@ -82,7 +85,12 @@ func launchLoopback(ctx context.Context, e *env, what string, n int, args []stri
 		cancel() // stop the others
 	}
 	wg.Wait()
-	if err == nil && len(fails) > 0 {
+	if len(fails) > 0 {
+		// What failed first; this one's error, if it only says that it
+		// was stopped for it, adds nothing.
+		if err != nil && !errors.Is(err, context.Canceled) {
+			fails = append(fails, err)
+		}
 		err = errors.Join(fails...)
 	}
 	return err
