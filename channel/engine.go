@@ -246,16 +246,27 @@ func (e *engine) arrive(src int, h wire.Header, fill func([]byte) error) error {
 // arriveSync is arrive for a sender whose call delivers the frame (in
 // process, localTx.Send): it reports whether the frame ended a protected
 // message that this rank has verified, in which case the OK verdict is
-// not sent — it is the caller's to hand to the sender (localTx.verified).
-// The verdict's way through the control queue and back into the sender's
-// engine (push, flush, the frame's check) cost 200 ns of a 1-byte
-// checksummed round trip's 1550 in process.
-func (e *engine) arriveSync(src int, h wire.Header, fill func([]byte) error) (verified bool, err error) {
-	err = e.arriveFrom(src, h, fill, &verified)
-	return verified && err == nil, err
+// not sent — it is the caller's to hand to the sender — and inHand has
+// been raised before this rank's lock was let go: the caller lowers it
+// once the OK is in. (This rank's Close, which takes the lock first,
+// waits for it: its Recv may have returned meanwhile.) The verdict's way
+// through the control queue and back into the sender's engine (push,
+// flush, the frame's check) cost 200 ns of a 1-byte checksummed round
+// trip's 1550 in process.
+func (e *engine) arriveSync(src int, h wire.Header, fill func([]byte) error, inHand *atomic.Int32) (verified bool, err error) {
+	sc := syncCall{inHand: inHand}
+	err = e.arriveFrom(src, h, fill, &sc)
+	return sc.verified, err
 }
 
-func (e *engine) arriveFrom(src int, h wire.Header, fill func([]byte) error, verified *bool) error {
+// syncCall is arriveSync's, through arriveData: whether the frame ended
+// a message verified then, and the caller's count of OKs in its hand.
+type syncCall struct {
+	verified bool
+	inHand   *atomic.Int32
+}
+
+func (e *engine) arriveFrom(src int, h wire.Header, fill func([]byte) error, sc *syncCall) error {
 	if h.Ctx != 0 {
 		parked, f, err := e.park(src, h, fill)
 		if parked || err != nil {
@@ -264,7 +275,7 @@ func (e *engine) arriveFrom(src int, h wire.Header, fill func([]byte) error, ver
 		fill = f
 	}
 	e.ctl.handling()
-	err := e.arriveNow(src, h, fill, verified)
+	err := e.arriveNow(src, h, fill, sc)
 	e.ctl.handled() // the control frames it made, sent from here where they can be
 	return err
 }
@@ -379,10 +390,10 @@ func (e *engine) settle(id uint32) {
 	e.settled.Store(&m)
 }
 
-func (e *engine) arriveNow(src int, h wire.Header, fill func([]byte) error, verified *bool) error {
+func (e *engine) arriveNow(src int, h wire.Header, fill func([]byte) error, sc *syncCall) error {
 	switch h.Kind {
 	case wire.KindMsg, wire.KindData:
-		return e.arriveData(src, h, fill, verified)
+		return e.arriveData(src, h, fill, sc)
 	case wire.KindRepair:
 		return e.arriveRepair(src, h, fill)
 	}
@@ -425,9 +436,9 @@ func readSmall(n int, fill func([]byte) error) ([]byte, error) {
 // alike in process).
 const hashPiece = 256 << 10
 
-// arriveData takes a data frame. With verified (arriveSync), a final OK
+// arriveData takes a data frame. With sc (arriveSync), a final OK
 // verdict that the frame's arrival makes is not sent but reported there.
-func (e *engine) arriveData(src int, h wire.Header, fill func([]byte) error, verified *bool) error {
+func (e *engine) arriveData(src int, h wire.Header, fill func([]byte) error, sc *syncCall) error {
 	var switched bool // to the receive's buffer, from this frame on
 	e.mu.Lock()
 	if e.closed {
@@ -544,12 +555,16 @@ func (e *engine) arriveData(src int, h wire.Header, fill func([]byte) error, ver
 			e.complete(m, nil)
 		} else {
 			m.g.dataDone = true
-			if verified != nil {
+			if sc != nil {
 				e.syncMsg = m // final leaves its OK to the caller
 			}
 			m.g.step(e, m)
-			if verified != nil {
-				*verified, e.syncMsg, e.syncOK = e.syncOK, nil, false
+			if sc != nil {
+				if e.syncOK {
+					sc.verified = true
+					sc.inHand.Add(1) // before e.mu goes (arriveSync)
+				}
+				e.syncMsg, e.syncOK = nil, false
 			}
 		}
 	}

@@ -634,6 +634,9 @@ func (e *engine) remember(m *message, body []byte) {
 	if old.n != 0 && old.id > e.forgotten[old.rank] {
 		e.forgotten[old.rank] = old.id
 	}
+	if len(body) > len(recentVerdict{}.body) {
+		panic(fmt.Sprintf("channel: a final verdict of %d bytes does not fit the ring", len(body)))
+	}
 	v := recentVerdict{id: m.id, tag: m.tag, total: m.total, ctx: m.ctx, rank: int32(m.src)}
 	v.n = uint8(copy(v.body[:], body))
 	*old = v

@@ -3,7 +3,10 @@ package channel
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,58 +17,65 @@ import (
 
 // TestSyncVerdict: in process a message verified while its Send delivers
 // it has its OK handed to the sender by that call (arriveSync), not sent
-// as a frame. Whether the receive is posted first (the verdict comes that
-// way) or later (it comes as a frame), and whether the sender's frames
-// are damaged on the way (rank 0's only: rank 1's transport stays a
-// plain localTx, the condition for the direct way), every message
-// arrives as sent, every send ends without error, and nothing is left
-// unverified.
+// as a frame. Two ranks send to a third at once, each receive posted
+// before its message (the verdict comes that way) or after (it comes as
+// a frame), the senders' frames damaged on the way or not (theirs only:
+// the receiver's transport stays a plain localTx, the condition for the
+// direct way). Every message arrives as sent, every send ends without
+// error, nothing is left unverified, and the direct way was taken.
 func TestSyncVerdict(t *testing.T) {
 	sizes := []int{0, 1, 100, 1 << 10, 5000, 64 << 10, 200 << 10}
 	params := gopter.DefaultTestParametersWithSeed(3)
 	params.MinSuccessfulTests = 40
 	params.MaxShrinkCount = 3 // a failing run can take its whole timeout
 	props := gopter.NewProperties(params)
-	var injected, detected uint64
+	var injected, detected, direct uint64
 	props.Property("every message arrives as sent", prop.ForAll(
-		func(merkle bool, damage bool, picks []uint8) bool {
-			s, err := syncVerdictRun(merkle, damage, picks, sizes)
+		func(merkle bool, fault int, picks []uint8) bool {
+			s, n, err := syncVerdictRun(merkle, fault, picks, sizes)
 			if err != nil {
 				t.Log(err)
 				return false
 			}
 			injected += s.Injected
 			detected += s.Detected
+			direct += n
 			return true
 		},
-		gen.Bool(), gen.Bool(), gen.SliceOfN(12, gen.UInt8()),
+		gen.Bool(), gen.IntRange(-1, int(Duplicate)), gen.SliceOfN(12, gen.UInt8()),
 	))
 	props.TestingRun(t)
 	if injected == 0 || detected == 0 {
 		t.Errorf("%d frames damaged, %d caught: the runs did not test damage", injected, detected)
 	}
+	if direct == 0 {
+		t.Error("no verdict went the direct way")
+	}
 }
 
-// syncVerdictRun sends a message of sizes[pick] for each pick from rank 0
-// to rank 1, the receive posted first if the pick's top bit is set, and
-// returns the two ranks' Stats added up.
-func syncVerdictRun(merkle, damage bool, picks []uint8, sizes []int) (Stats, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+// syncVerdictRun has ranks 0 and 2 each send a message of sizes[pick] to
+// rank 1 for each pick, the receive posted first if the pick's top bit
+// is set, their frames damaged by fault (none if negative). It returns
+// the ranks' Stats added up and how many verdicts went the direct way.
+func syncVerdictRun(merkle bool, fault int, picks []uint8, sizes []int) (Stats, uint64, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	var opts []TransportOption
-	if damage {
-		opts = append(opts, WithInjector(&Injector{Rate: 0.2, Seed: uint64(len(picks)) + uint64(picks[0]), Ranks: []int{0}}), WithProbe(20*time.Millisecond))
+	if fault >= 0 {
+		opts = append(opts, WithInjector(&Injector{Rate: 0.2, Fault: Fault(fault), Seed: uint64(picks[0]), Ranks: []int{0, 2}}), WithProbe(20*time.Millisecond))
 	}
-	eps, err := NewLocal(2, opts...)
+	eps, err := NewLocal(3, opts...)
 	if err != nil {
-		return Stats{}, err
+		return Stats{}, 0, err
 	}
 	defer func() {
 		for _, ep := range eps {
 			ep.Close()
 		}
 	}()
-	cs := make([]Comm, 2)
+	var direct atomic.Uint64
+	eps[1].e.tx.(*localTx).net.syncGap = func() { direct.Add(1) } // the receiver's transport is a plain localTx
+	cs := make([]Comm, 3)
 	for i, ep := range eps {
 		if merkle {
 			cs[i], err = WithMerkle(ep)
@@ -73,36 +83,101 @@ func syncVerdictRun(merkle, damage bool, picks []uint8, sizes []int) (Stats, err
 			cs[i], err = WithChecksum(ep)
 		}
 		if err != nil {
-			return Stats{}, err
+			return Stats{}, 0, err
 		}
 	}
-	for i, p := range picks {
-		size, posted := sizes[int(p)%len(sizes)], p&0x80 != 0
-		sent, got := pattern(size, uint64(i)), make([]byte, size)
-		var st Status
-		var sendErr, recvErr error
-		if posted {
-			r := Irecv(ctx, cs[1], 0, i, got)
-			sendErr = cs[0].Send(ctx, 1, i, sent)
-			st, recvErr = r.Wait()
-		} else {
-			s := Isend(ctx, cs[0], 1, i, sent)
-			st, recvErr = cs[1].Recv(ctx, 0, i, got)
-			_, sendErr = s.Wait()
-		}
-		if sendErr != nil || recvErr != nil {
-			return Stats{}, fmt.Errorf("message %d (%d bytes, posted %v): send %v, receive %v", i, size, posted, sendErr, recvErr)
-		}
-		if st.Len != size || !bytes.Equal(got, sent) {
-			return Stats{}, fmt.Errorf("message %d (%d bytes, posted %v): received %d bytes, not what was sent", i, size, posted, st.Len)
-		}
+	errs := make([]error, 3)
+	var wg sync.WaitGroup
+	for _, src := range []int{0, 2} {
+		wg.Go(func() {
+			for i, p := range picks {
+				size, posted := sizes[int(p)%len(sizes)], p&0x80 != 0
+				sent, got := pattern(size, uint64(src<<8+i)), make([]byte, size)
+				var st Status
+				var sendErr, recvErr error
+				if posted {
+					r := Irecv(ctx, cs[1], src, i, got)
+					sendErr = cs[src].Send(ctx, 1, i, sent)
+					st, recvErr = r.Wait()
+				} else {
+					s := Isend(ctx, cs[src], 1, i, sent)
+					st, recvErr = cs[1].Recv(ctx, src, i, got)
+					_, sendErr = s.Wait()
+				}
+				if sendErr != nil || recvErr != nil {
+					errs[src] = fmt.Errorf("rank %d's message %d (%d bytes, posted %v): send %v, receive %v", src, i, size, posted, sendErr, recvErr)
+					return
+				}
+				if st.Len != size || !bytes.Equal(got, sent) {
+					errs[src] = fmt.Errorf("rank %d's message %d (%d bytes, posted %v): received %d bytes, not what was sent", src, i, size, posted, st.Len)
+					return
+				}
+			}
+			if err := Flush(ctx, cs[src]); err != nil {
+				errs[src] = fmt.Errorf("rank %d's flush: %v", src, err)
+			}
+		})
 	}
-	if err := Flush(ctx, cs[0]); err != nil {
-		return Stats{}, fmt.Errorf("flush: %v", err)
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return Stats{}, 0, err
 	}
-	s0, s1 := StatsOf(cs[0]), StatsOf(cs[1])
-	if s1.Unrepaired != 0 {
-		return Stats{}, fmt.Errorf("rank 1 gave up on %d messages", s1.Unrepaired)
+	var sum Stats
+	for _, c := range cs {
+		s := StatsOf(c)
+		if s.Unrepaired != 0 {
+			return Stats{}, 0, fmt.Errorf("rank %d gave up on %d messages", c.Rank(), s.Unrepaired)
+		}
+		sum.Injected += s.Injected
+		sum.Detected += s.Detected
 	}
-	return Stats{Injected: s0.Injected + s1.Injected, Detected: s0.Detected + s1.Detected}, nil
+	return sum, direct.Load(), nil
+}
+
+// A receiver that closes as soon as its Recv returns still lets its OK
+// reach the sender when the verdict went the direct way: the Send that
+// delivered the message hands it over after the Recv may have returned,
+// and Close waits for it. (Without that wait, with the gap widened as
+// here, almost every send failed with the receiver lost.)
+func TestSyncVerdictBeforeClose(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for i := range 200 {
+		eps, err := NewLocal(2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var direct atomic.Uint64
+		eps[0].e.tx.(*localTx).net.syncGap = func() {
+			direct.Add(1)
+			time.Sleep(50 * time.Microsecond)
+		}
+		c0, err := WithChecksum(eps[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		c1, err := WithChecksum(eps[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		msg := pattern(1+i%200, uint64(i))
+		r := Irecv(ctx, c1, 0, 1, make([]byte, len(msg)))
+		closed := make(chan error, 1)
+		go func() {
+			_, err := r.Wait()
+			eps[1].Close()
+			closed <- err
+		}()
+		sendErr := c0.Send(ctx, 1, 1, msg)
+		if err := <-closed; err != nil {
+			t.Fatalf("round %d: receive: %v", i, err)
+		}
+		if sendErr != nil {
+			t.Fatalf("round %d: the send of a message its receiver got: %v", i, sendErr)
+		}
+		if direct.Load() != 1 {
+			t.Fatalf("round %d: %d verdicts went the direct way, want 1", i, direct.Load())
+		}
+		eps[0].Close()
+	}
 }
