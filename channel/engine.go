@@ -246,9 +246,10 @@ func (e *engine) arrive(src int, h wire.Header, fill func([]byte) error) error {
 // arriveSync is arrive for a sender whose call delivers the frame (in
 // process, localTx.Send): it reports whether the frame ended a protected
 // message that this rank has verified, in which case the OK verdict is
-// not sent — it is the caller's to hand to the sender — and inHand has
-// been raised before this rank's lock was let go: the caller lowers it
-// once the OK is in. (This rank's Close, which takes the lock first,
+// not sent — it is the caller's to hand to the sender (localTx.Send), or
+// to end the send with (localTx.sendSync, sender.frameOne) — and inHand
+// has been raised before this rank's lock was let go: the caller lowers
+// it once the OK is in. (This rank's Close, which takes the lock first,
 // waits for it: its Recv may have returned meanwhile.) The verdict's way
 // through the control queue and back into the sender's engine (push,
 // flush, the frame's check) cost 200 ns of a 1-byte checksummed round

@@ -228,8 +228,25 @@ func (t *localTx) LinkSecret(peer int) ([]byte, error) {
 }
 
 func (t *localTx) Send(ctx context.Context, dst int, h wire.Header, payload []byte) error {
+	_, err := t.deliver(ctx, dst, h, payload, true)
+	return err
+}
+
+// sendSync is Send for a protected message's only frame (sender.frameOne):
+// if the receiver verified the message as it was delivered, it reports
+// so, and leaves the OK with the caller — it does not hand it to this
+// rank's engine — with inHand raised, which the caller lowers (handed)
+// once it has ended the send.
+func (t *localTx) sendSync(ctx context.Context, dst int, h wire.Header, payload []byte) (bool, error) {
+	return t.deliver(ctx, dst, h, payload, false)
+}
+
+// handed says that an OK sendSync reported is in.
+func (t *localTx) handed() { t.inHand.Add(-1) }
+
+func (t *localTx) deliver(ctx context.Context, dst int, h wire.Header, payload []byte, handoff bool) (bool, error) {
 	if err := ctx.Err(); err != nil {
-		return err
+		return false, err
 	}
 	peer := t.net.eps[dst].e
 	err := h.Check() // the limits every transport enforces (Frames.Deliver)
@@ -238,7 +255,7 @@ func (t *localTx) Send(ctx context.Context, dst int, h wire.Header, payload []by
 	}
 	if err != nil {
 		t.broken(dst, err)
-		return &PeerError{Rank: dst, Err: err}
+		return false, &PeerError{Rank: dst, Err: err}
 	}
 	fill := func(b []byte) error {
 		k := copy(b, payload)
@@ -255,15 +272,22 @@ func (t *localTx) Send(ctx context.Context, dst int, h wire.Header, payload []by
 	} else {
 		err = peer.arrive(t.rank, h, fill)
 	}
+	if verified && t.net.syncGap != nil {
+		t.net.syncGap()
+	}
+	if verified && !handoff {
+		if err != nil {
+			t.broken(dst, err)
+			err = &PeerError{Rank: dst, Err: err}
+		}
+		return true, err
+	}
 	if verified { // before any error: the receiver's Close waits for it
 		// The receiver's OK, as control would hand it over (arriveControl
 		// fails only for a datatype stamp). Until it is in, the receiver's
 		// Close waits for it (inHand): its Recv may have returned already,
 		// and a Close that took the link down first would fail this send,
 		// whose message was received.
-		if t.net.syncGap != nil {
-			t.net.syncGap()
-		}
 		v := wire.Header{Kind: wire.KindVerdict, Ctx: h.Ctx, Tag: h.Tag, ID: h.ID, Total: h.Total, Flags: flagTriple, Plen: len(okTriple)}
 		me.arriveControl(dst, v, okTriple, true)
 		t.inHand.Add(-1)
@@ -271,9 +295,9 @@ func (t *localTx) Send(ctx context.Context, dst int, h wire.Header, payload []by
 	}
 	if err != nil {
 		t.broken(dst, err)
-		return &PeerError{Rank: dst, Err: err}
+		return false, &PeerError{Rank: dst, Err: err}
 	}
-	return nil
+	return false, nil
 }
 
 // direct says whether peer's control frames to this rank go as calls

@@ -667,6 +667,9 @@ type sender struct {
 	// rootBuf holds the trailer's root, which last keeps for KindAgain.
 	rootBuf [3 + 16]byte
 	ps      pending // its state in e.sends: one allocation for both
+	// inCall, if set, is the transport whose delivery of the message's
+	// only frame had the receiver verify it (frameOne): the send is over.
+	inCall *localTx
 }
 
 // Eager protected sends: a message of up to EagerLimit bytes is copied
@@ -719,6 +722,20 @@ func (e *engine) sendProtectedIn(ctx context.Context, t ticket, p *protection, c
 		err = s.transmit(ctx)
 	}
 	t.done() // its frames are out: the next send to dst may write
+	if lt := s.inCall; lt != nil {
+		// Verified as its frame was delivered: delivered, whatever came
+		// since (a peer lost after, an error of the call's own).
+		e.mu.Lock()
+		if e.sends[id] == ps {
+			delete(e.sends, id)
+		}
+		e.mu.Unlock()
+		lt.handed() // after: until it is out of e.sends, the receiver's Close waits
+		recycleSender(s)
+		e.stats.msgsOut.Add(1)
+		e.stats.bytesOut.Add(uint64(len(data)))
+		return nil
+	}
 	if err != nil && !errors.Is(err, ErrPeerLost) {
 		// Its opener may not have gone: the receiver, which matches this
 		// sender's messages in order, is told to pass over it.
@@ -895,6 +912,15 @@ func (s *sender) transmit(ctx context.Context) error {
 	case modeChecksum:
 		s.alg = s.p.alg
 		h.Flags = s.p.algIdx | s.stampFlag()
+		if len(s.data) <= s.p.chunk { // one frame, as sendData would send it
+			h.Plen = len(s.data)
+			if s.pre.n > 0 {
+				h.Sum = s.pre.sum(0)
+			} else {
+				h.Sum = fold(s.alg.Sum(s.data))
+			}
+			return s.frameOne(ctx, &h)
+		}
 		return s.e.sendData(ctx, s.dst, h, s.data, s.p.chunk, func(off int64, p []byte) uint64 {
 			if s.pre.n > 0 {
 				return s.pre.sum(off / int64(s.p.chunk))
@@ -922,7 +948,7 @@ func (s *sender) transmit(ctx context.Context) error {
 			root = v.Lo
 		}
 		h.Flags, h.Sum, h.Plen = flagRootInline|s.stampFlag(), root, len(s.data)
-		return s.e.frame(ctx, s.dst, &h, s.data)
+		return s.frameOne(ctx, &h)
 	}
 	h.Flags = s.stampFlag()
 	if s.pre.t != nil { // built before its turn
@@ -954,6 +980,21 @@ func (s *sender) transmit(ctx context.Context) error {
 	}
 	t.Finish()
 	return s.transmitRest(ctx)
+}
+
+// frameOne sends the message's only frame, h over s.data. In process,
+// where delivering it is a call into the receiver (localTx.sendSync),
+// s.inCall is set if the receiver verified the message in that call:
+// its OK is this send's to take (sendProtectedIn), not a control frame.
+func (s *sender) frameOne(ctx context.Context, h *wire.Header) error {
+	if lt, ok := s.e.tx.(*localTx); ok && s.dst != s.e.rank {
+		verified, err := lt.sendSync(ctx, s.dst, *h, s.data)
+		if verified {
+			s.inCall = lt
+		}
+		return err
+	}
+	return s.e.frame(ctx, s.dst, h, s.data)
 }
 
 // preHash is a protected message's checks computed before its turn to

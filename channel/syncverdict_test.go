@@ -122,6 +122,9 @@ func syncVerdictRun(merkle bool, fault int, picks []uint8, sizes []int) (Stats, 
 	if err := errors.Join(errs...); err != nil {
 		return Stats{}, 0, err
 	}
+	if err := noneInHand(eps); err != nil {
+		return Stats{}, 0, err
+	}
 	var sum Stats
 	for _, c := range cs {
 		s := StatsOf(c)
@@ -178,6 +181,32 @@ func TestSyncVerdictBeforeClose(t *testing.T) {
 		if direct.Load() != 1 {
 			t.Fatalf("round %d: %d verdicts went the direct way, want 1", i, direct.Load())
 		}
+		if err := noneInHand(eps); err != nil {
+			t.Fatalf("round %d: %v", i, err)
+		}
 		eps[0].Close()
 	}
+}
+
+// noneInHand checks that the sends of a job in process are over: no OK is
+// held by a Send (localTx.inHand), and no send is left in its engine
+// (engine.sends) — a send that ended in the call that delivered its
+// frame (sender.frameOne) takes itself out.
+func noneInHand(eps []*Endpoint) error {
+	for r, ep := range eps {
+		if lt, ok := ep.e.tx.(*localTx); ok { // else an Injector's
+			for r, t := range lt.net.txs {
+				if n := t.inHand.Load(); n != 0 {
+					return fmt.Errorf("rank %d holds %d OKs", r, n)
+				}
+			}
+		}
+		ep.e.mu.Lock()
+		n := len(ep.e.sends)
+		ep.e.mu.Unlock()
+		if n != 0 {
+			return fmt.Errorf("rank %d has %d sends left", r, n)
+		}
+	}
+	return nil
 }
