@@ -194,8 +194,9 @@ type localNet struct {
 	secret []byte // the job's, made by NewLocal: the root of its link secrets
 	// syncGap, if set (tests), runs between a receiver's verifying a
 	// message as its Send delivers it and that Send's handing the OK to
-	// its sender's engine (localTx.Send).
-	syncGap func()
+	// its sender's engine (localTx.Send; handoff) or returning it to the
+	// send (sendSync).
+	syncGap func(handoff bool)
 }
 
 type localTx struct {
@@ -273,7 +274,7 @@ func (t *localTx) deliver(ctx context.Context, dst int, h wire.Header, payload [
 		err = peer.arrive(t.rank, h, fill)
 	}
 	if verified && t.net.syncGap != nil {
-		t.net.syncGap()
+		t.net.syncGap(handoff)
 	}
 	if verified && !handoff {
 		if err != nil {

@@ -670,6 +670,7 @@ type sender struct {
 	// inCall, if set, is the transport whose delivery of the message's
 	// only frame had the receiver verify it (frameOne): the send is over.
 	inCall *localTx
+	first  bool // in sendProtectedIn's transmit: frameOne may set inCall
 }
 
 // Eager protected sends: a message of up to EagerLimit bytes is copied
@@ -719,18 +720,23 @@ func (e *engine) sendProtectedIn(ctx context.Context, t ticket, p *protection, c
 	e.mu.Unlock()
 	err := e.sendStamp(ctx, dst, &s.h, stamp)
 	if err == nil {
+		s.first = true // frameOne may end it in the call
 		err = s.transmit(ctx)
+		s.first = false
 	}
 	t.done() // its frames are out: the next send to dst may write
 	if lt := s.inCall; lt != nil {
-		// Verified as its frame was delivered: delivered, whatever came
-		// since (a peer lost after, an error of the call's own).
+		// Verified as its frame was delivered: it returns nil whatever
+		// came since — its peer lost just after, say, which failed the
+		// pending send meanwhile — since the message was received. (The
+		// OK handed to the engine, as before frameOne, made such a send
+		// fail if it was eager.)
 		e.mu.Lock()
 		if e.sends[id] == ps {
 			delete(e.sends, id)
 		}
 		e.mu.Unlock()
-		lt.handed() // after: until it is out of e.sends, the receiver's Close waits
+		lt.handed()
 		recycleSender(s)
 		e.stats.msgsOut.Add(1)
 		e.stats.bytesOut.Add(uint64(len(data)))
@@ -764,7 +770,7 @@ func (e *engine) sendProtectedIn(ctx context.Context, t ticket, p *protection, c
 // leave ends the call of an eager send (of up to EagerLimit bytes, its
 // frames out): at once if its receiver has verified it already — in
 // process it always has: the verdict comes back inside the last frame's
-// write — else with a copy of its data, which serves the receiver's
+// write (a one-frame send has ended before, frameOne) — else with a copy of its data, which serves the receiver's
 // repairs once the caller has its buffer back; the copy is counted in
 // eagerBytes. It reports false, with the send's error if it failed
 // meanwhile, when the send is to wait for its verdict instead: the
@@ -986,8 +992,10 @@ func (s *sender) transmit(ctx context.Context) error {
 // where delivering it is a call into the receiver (localTx.sendSync),
 // s.inCall is set if the receiver verified the message in that call:
 // its OK is this send's to take (sendProtectedIn), not a control frame.
+// Only in the send's first transmit (s.first): a frame sent again (a
+// verdictUnknown) is answered as any other, in await.
 func (s *sender) frameOne(ctx context.Context, h *wire.Header) error {
-	if lt, ok := s.e.tx.(*localTx); ok && s.dst != s.e.rank {
+	if lt, ok := s.e.tx.(*localTx); ok && s.first && s.dst != s.e.rank {
 		verified, err := lt.sendSync(ctx, s.dst, *h, s.data)
 		if verified {
 			s.inCall = lt

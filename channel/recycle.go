@@ -32,7 +32,9 @@ import (
 //     goroutine ends it (finish, under e.mu; or leave, which finds it
 //     verified — arriveControl took it out of e.sends under e.mu, set
 //     pending.verified under the send's own mutex, and reads it no
-//     more), or when arriveControl ends an eager send on its verdict.
+//     more; or, in process, takes itself out of e.sends under e.mu when
+//     its only frame's delivery verified it: frameOne), or when
+//     arriveControl ends an eager send on its verdict.
 //     (Sends go to a sync.Pool, senders, not a free list: see there.)
 //
 // A few of each are kept (maxFree): enough for the messages a rank has

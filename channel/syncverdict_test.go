@@ -29,7 +29,8 @@ func TestSyncVerdict(t *testing.T) {
 	params.MinSuccessfulTests = 40
 	params.MaxShrinkCount = 3 // a failing run can take its whole timeout
 	props := gopter.NewProperties(params)
-	var injected, detected, direct uint64
+	var injected, detected uint64
+	var direct [2]uint64 // OKs that ended their send in the call (frameOne), and that went to the sender's engine
 	props.Property("every message arrives as sent", prop.ForAll(
 		func(merkle bool, fault int, picks []uint8) bool {
 			s, n, err := syncVerdictRun(merkle, fault, picks, sizes)
@@ -39,7 +40,8 @@ func TestSyncVerdict(t *testing.T) {
 			}
 			injected += s.Injected
 			detected += s.Detected
-			direct += n
+			direct[0] += n[0]
+			direct[1] += n[1]
 			return true
 		},
 		gen.Bool(), gen.IntRange(-1, int(Duplicate)), gen.SliceOfN(12, gen.UInt8()),
@@ -48,16 +50,18 @@ func TestSyncVerdict(t *testing.T) {
 	if injected == 0 || detected == 0 {
 		t.Errorf("%d frames damaged, %d caught: the runs did not test damage", injected, detected)
 	}
-	if direct == 0 {
-		t.Error("no verdict went the direct way")
+	if direct[0] == 0 || direct[1] == 0 {
+		t.Errorf("OKs the direct way: %d ended their send in the call, %d went to the sender's engine; want some of each", direct[0], direct[1])
 	}
 }
 
 // syncVerdictRun has ranks 0 and 2 each send a message of sizes[pick] to
 // rank 1 for each pick, the receive posted first if the pick's top bit
 // is set, their frames damaged by fault (none if negative). It returns
-// the ranks' Stats added up and how many verdicts went the direct way.
-func syncVerdictRun(merkle bool, fault int, picks []uint8, sizes []int) (Stats, uint64, error) {
+// the ranks' Stats added up and how many verdicts went the direct way:
+// ending their send in the call (a sender's plain localTx: frameOne),
+// and handed to the sender's engine (a sender behind an Injector).
+func syncVerdictRun(merkle bool, fault int, picks []uint8, sizes []int) (Stats, [2]uint64, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	var opts []TransportOption
@@ -66,15 +70,21 @@ func syncVerdictRun(merkle bool, fault int, picks []uint8, sizes []int) (Stats, 
 	}
 	eps, err := NewLocal(3, opts...)
 	if err != nil {
-		return Stats{}, 0, err
+		return Stats{}, [2]uint64{}, err
 	}
 	defer func() {
 		for _, ep := range eps {
 			ep.Close()
 		}
 	}()
-	var direct atomic.Uint64
-	eps[1].e.tx.(*localTx).net.syncGap = func() { direct.Add(1) } // the receiver's transport is a plain localTx
+	var direct [2]atomic.Uint64
+	eps[1].e.tx.(*localTx).net.syncGap = func(handoff bool) { // the receiver's transport is a plain localTx
+		if handoff {
+			direct[1].Add(1)
+		} else {
+			direct[0].Add(1)
+		}
+	}
 	cs := make([]Comm, 3)
 	for i, ep := range eps {
 		if merkle {
@@ -83,7 +93,7 @@ func syncVerdictRun(merkle bool, fault int, picks []uint8, sizes []int) (Stats, 
 			cs[i], err = WithChecksum(ep)
 		}
 		if err != nil {
-			return Stats{}, 0, err
+			return Stats{}, [2]uint64{}, err
 		}
 	}
 	errs := make([]error, 3)
@@ -120,39 +130,50 @@ func syncVerdictRun(merkle bool, fault int, picks []uint8, sizes []int) (Stats, 
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
-		return Stats{}, 0, err
+		return Stats{}, [2]uint64{}, err
 	}
 	if err := noneInHand(eps); err != nil {
-		return Stats{}, 0, err
+		return Stats{}, [2]uint64{}, err
 	}
 	var sum Stats
 	for _, c := range cs {
 		s := StatsOf(c)
 		if s.Unrepaired != 0 {
-			return Stats{}, 0, fmt.Errorf("rank %d gave up on %d messages", c.Rank(), s.Unrepaired)
+			return Stats{}, [2]uint64{}, fmt.Errorf("rank %d gave up on %d messages", c.Rank(), s.Unrepaired)
 		}
 		sum.Injected += s.Injected
 		sum.Detected += s.Detected
 	}
-	return sum, direct.Load(), nil
+	return sum, [2]uint64{direct[0].Load(), direct[1].Load()}, nil
 }
 
 // A receiver that closes as soon as its Recv returns still lets its OK
 // reach the sender when the verdict went the direct way: the Send that
-// delivered the message hands it over after the Recv may have returned,
-// and Close waits for it. (Without that wait, with the gap widened as
-// here, almost every send failed with the receiver lost.)
+// delivered the message hands it over (or ends the send with it) after
+// the Recv may have returned, and Close waits for it. (Without that wait,
+// with the gap widened as here, almost every send failed with the
+// receiver lost.) In odd rounds the sender is behind an Injector that
+// damages nothing: its OK then goes to its engine (handoff), else it
+// ends the send in the call (frameOne).
 func TestSyncVerdictBeforeClose(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	for i := range 200 {
-		eps, err := NewLocal(2)
+		var opts []TransportOption
+		wrapped := i%2 == 1
+		if wrapped {
+			opts = append(opts, WithInjector(&Injector{Rate: 1e-300, Ranks: []int{0}}))
+		}
+		eps, err := NewLocal(2, opts...)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var direct atomic.Uint64
-		eps[0].e.tx.(*localTx).net.syncGap = func() {
+		var direct, handedOff atomic.Uint64
+		eps[1].e.tx.(*localTx).net.syncGap = func(handoff bool) {
 			direct.Add(1)
+			if handoff {
+				handedOff.Add(1)
+			}
 			time.Sleep(50 * time.Microsecond)
 		}
 		c0, err := WithChecksum(eps[0])
@@ -178,8 +199,8 @@ func TestSyncVerdictBeforeClose(t *testing.T) {
 		if sendErr != nil {
 			t.Fatalf("round %d: the send of a message its receiver got: %v", i, sendErr)
 		}
-		if direct.Load() != 1 {
-			t.Fatalf("round %d: %d verdicts went the direct way, want 1", i, direct.Load())
+		if direct.Load() != 1 || (handedOff.Load() == 1) != wrapped {
+			t.Fatalf("round %d (sender wrapped: %v): %d verdicts went the direct way, %d of them to the engine; want 1, and to the engine if wrapped", i, wrapped, direct.Load(), handedOff.Load())
 		}
 		if err := noneInHand(eps); err != nil {
 			t.Fatalf("round %d: %v", i, err)
@@ -193,14 +214,17 @@ func TestSyncVerdictBeforeClose(t *testing.T) {
 // (engine.sends) — a send that ended in the call that delivered its
 // frame (sender.frameOne) takes itself out.
 func noneInHand(eps []*Endpoint) error {
-	for r, ep := range eps {
-		if lt, ok := ep.e.tx.(*localTx); ok { // else an Injector's
+	for _, ep := range eps {
+		if lt, ok := ep.e.tx.(*localTx); ok { // else an Injector's: the job's localNet is the same
 			for r, t := range lt.net.txs {
 				if n := t.inHand.Load(); n != 0 {
 					return fmt.Errorf("rank %d holds %d OKs", r, n)
 				}
 			}
+			break
 		}
+	}
+	for r, ep := range eps {
 		ep.e.mu.Lock()
 		n := len(ep.e.sends)
 		ep.e.mu.Unlock()
