@@ -34,15 +34,17 @@ func TestRecentVerdicts(t *testing.T) {
 			}()
 			e := eps[0].e
 			msgs := make([]*message, n)
-			bodyOf := func(i int) []byte { return bodies[(i+int(salt))%len(bodies)] }
+			// In uint32: int(salt) is negative on 32-bit platforms.
+			bodyOf := func(i int) []byte { return bodies[(uint32(i)+salt)%uint32(len(bodies))] }
 			next := [3]uint64{}
 			for i := range msgs {
-				src := 1 + (i+int(salt))%2
+				src := 1 + int((uint32(i)+salt)%2)
 				next[src] += 1 + uint64(salt%3)
-				m := &message{src: src, ctx: salt + uint32(i), tag: int64(i) - 7, id: next[src], total: int64(i * 3)}
+				m := &message{src: src, ctx: salt + uint32(i), tag: int64(i) - 7, id: next[src], total: int64(i) * 3}
 				msgs[i] = m
+				body := bodyOf(i)
 				e.mu.Lock()
-				e.remember(m, bodyOf(i))
+				e.remember(m, body)
 				e.mu.Unlock()
 			}
 			e.mu.Lock()
