@@ -587,7 +587,7 @@ func (g *guard) fail(e *engine, m *message, err error) {
 // and remembers it for a sender that asks again. Under e.mu.
 func (g *guard) final(e *engine, m *message, body []byte) {
 	g.ctl++
-	h := wire.Header{Kind: wire.KindVerdict, Ctx: m.ctx, Tag: m.tag, ID: m.id, Total: m.total, Flags: flagTriple}
+	h := verdictHeader(m.ctx, m.tag, m.id, m.total)
 	p := triple(body)
 	g.last = ctlFrame{m.src, h, p}
 	if len(body) == 1 && body[0] == verdictOK && m == e.syncMsg {
@@ -598,6 +598,11 @@ func (g *guard) final(e *engine, m *message, body []byte) {
 		e.ctl.push(m.src, h, p)
 	}
 	e.remember(m, body)
+}
+
+// verdictHeader is the header of a final verdict about a message.
+func verdictHeader(ctx uint32, tag int64, id uint64, total int64) wire.Header {
+	return wire.Header{Kind: wire.KindVerdict, Ctx: ctx, Tag: tag, ID: id, Total: total, Flags: flagTriple}
 }
 
 // triple is a final verdict's payload: its body three times over.
@@ -665,8 +670,7 @@ func (e *engine) recentVerdict(k msgKey) (ctlFrame, bool) {
 	n := uint64(len(e.recent))
 	for i := uint64(1); i <= min(e.recentNext, n); i++ {
 		if r := &e.recent[(e.recentNext-i)%n]; r.id == k.id && int(r.rank) == k.rank && r.n != 0 {
-			h := wire.Header{Kind: wire.KindVerdict, Ctx: r.ctx, Tag: r.tag, ID: r.id, Total: r.total, Flags: flagTriple}
-			return ctlFrame{k.rank, h, triple(r.body[:r.n])}, true
+			return ctlFrame{k.rank, verdictHeader(r.ctx, r.tag, r.id, r.total), triple(r.body[:r.n])}, true
 		}
 	}
 	return ctlFrame{}, false

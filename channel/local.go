@@ -276,29 +276,23 @@ func (t *localTx) deliver(ctx context.Context, dst int, h wire.Header, payload [
 	if verified && t.net.syncGap != nil {
 		t.net.syncGap(handoff)
 	}
-	if verified && !handoff {
-		if err != nil {
-			t.broken(dst, err)
-			err = &PeerError{Rank: dst, Err: err}
-		}
-		return true, err
-	}
-	if verified { // before any error: the receiver's Close waits for it
+	if verified && handoff { // before any error: the receiver's Close waits for it
 		// The receiver's OK, as control would hand it over (arriveControl
 		// fails only for a datatype stamp). Until it is in, the receiver's
 		// Close waits for it (inHand): its Recv may have returned already,
 		// and a Close that took the link down first would fail this send,
 		// whose message was received.
-		v := wire.Header{Kind: wire.KindVerdict, Ctx: h.Ctx, Tag: h.Tag, ID: h.ID, Total: h.Total, Flags: flagTriple, Plen: len(okTriple)}
+		v := verdictHeader(h.Ctx, h.Tag, h.ID, h.Total)
+		v.Plen = len(okTriple)
 		me.arriveControl(dst, v, okTriple, true)
 		t.inHand.Add(-1)
 		me.ctl.flush()
 	}
 	if err != nil {
 		t.broken(dst, err)
-		return false, &PeerError{Rank: dst, Err: err}
+		err = &PeerError{Rank: dst, Err: err}
 	}
-	return false, nil
+	return verified && !handoff, err // sendSync's caller takes the OK
 }
 
 // direct says whether peer's control frames to this rank go as calls

@@ -770,9 +770,9 @@ func (e *engine) sendProtectedIn(ctx context.Context, t ticket, p *protection, c
 // leave ends the call of an eager send (of up to EagerLimit bytes, its
 // frames out): at once if its receiver has verified it already — in
 // process it always has: the verdict comes back inside the last frame's
-// write (a one-frame send has ended before, frameOne) — else with a copy of its data, which serves the receiver's
-// repairs once the caller has its buffer back; the copy is counted in
-// eagerBytes. It reports false, with the send's error if it failed
+// write (a one-frame send has ended before, frameOne) — else with a copy
+// of its data, which serves the receiver's repairs once the caller has
+// its buffer back; the copy is counted in eagerBytes. It reports false, with the send's error if it failed
 // meanwhile, when the send is to wait for its verdict instead: the
 // copies kept are at eagerBudget, or it was verified or failed while the
 // copy was made. A send that left is not to be used by the caller after.
@@ -918,21 +918,17 @@ func (s *sender) transmit(ctx context.Context) error {
 	case modeChecksum:
 		s.alg = s.p.alg
 		h.Flags = s.p.algIdx | s.stampFlag()
-		if len(s.data) <= s.p.chunk { // one frame, as sendData would send it
-			h.Plen = len(s.data)
-			if s.pre.n > 0 {
-				h.Sum = s.pre.sum(0)
-			} else {
-				h.Sum = fold(s.alg.Sum(s.data))
-			}
-			return s.frameOne(ctx, &h)
-		}
-		return s.e.sendData(ctx, s.dst, h, s.data, s.p.chunk, func(off int64, p []byte) uint64 {
+		sum := func(off int64, p []byte) uint64 {
 			if s.pre.n > 0 {
 				return s.pre.sum(off / int64(s.p.chunk))
 			}
 			return fold(s.alg.Sum(p))
-		})
+		}
+		if len(s.data) <= s.p.chunk { // one frame, as sendData would send it
+			h.Plen, h.Sum = len(s.data), sum(0, s.data)
+			return s.frameOne(ctx, &h)
+		}
+		return s.e.sendData(ctx, s.dst, h, s.data, s.p.chunk, sum)
 	}
 	seg := s.p.seg
 	pieced := s.e.pieced()

@@ -503,10 +503,10 @@ func (t *tcpTx) Send(ctx context.Context, dst int, h wire.Header, payload []byte
 // p50 one-way, 10 alternating runs) went from 211–262 µs to 102–119 in 7
 // runs of 10 (170–266 in the others, BBR's pacing: congestion.go; C Open
 // MPI, which writes fragments of 128 KiB after a first one of 64 KiB:
-// 127). A plain C ping-pong over
-// sockets of the same buffers, spinning on non-blocking reads, shows the
-// same: 177–258 µs in one write, 95–98 in pieces of 256 KiB, 137–301 in
-// pieces of 64 KiB (more calls, more wake-ups).
+// 127). A plain C ping-pong over sockets of the same buffers, spinning
+// on non-blocking reads, shows the same: 177–258 µs in one write, 95–98
+// in pieces of 256 KiB, 137–301 in pieces of 64 KiB (more calls, more
+// wake-ups).
 const writePiece = 256 << 10
 
 // write writes tc.bufs (under wmu) under ctx: in pieces of at most
