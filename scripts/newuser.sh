@@ -47,7 +47,7 @@ step "install with go install, and print the version"
 export PATH="$work/bin:$PATH"
 [[ $(command -v sigcheck) == "$work/bin/sigcheck" ]] || fail "sigcheck is not the one just installed"
 expect 0 sigcheck -version
-has '^sigcheck github.com/sigcheck/sigcheck ' out
+has '^sigcheck devel' out
 has 'go1\.' out
 
 step "a bad flag says what and where to look, in one line, exit 2; the demo runs"

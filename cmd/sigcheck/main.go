@@ -18,9 +18,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"runtime"
 	"runtime/debug"
 	"strings"
+	"time"
+	"unicode/utf8"
 )
 
 type command struct {
@@ -148,33 +151,84 @@ func runIO(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return exitUsage
 }
 
-// version returns the module version the binary was built from: v1.2.3
-// for go install …@v1.2.3 or @latest, a pseudo-version for a commit, and
-// "(devel)" with the commit, when known, for a build in a checkout.
+// version says what the binary was built from, in one line:
+//
+//	sigcheck devel+ea4a522 (2026-11-25, modified) go1.26.8 linux/amd64
+//
+// from go build or go install in a clone (changed since that commit);
+// "sigcheck v1.2.3 go1.26.8 linux/amd64" from go install …@v1.2.3; and
+// "sigcheck devel (no commit recorded: …)" from go run, which records no
+// commit (nor does -buildvcs=false). go build and go install record
+// vcs.revision, vcs.time and vcs.modified; a build from the module proxy
+// has only a pseudo-version, which holds the commit and its time too.
 func version() string {
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
 		return "sigcheck (no build information)"
 	}
-	v := bi.Main.Version
-	if v == "" {
-		v = "(devel)"
-	}
-	var rev, modified string
+	return versionLine(bi)
+}
+
+// pseudo matches a pseudo-version's time and commit (vX.0.0-yyyymmddhhmmss-abcdefabcdef,
+// vX.Y.Z-pre.0.yyyymmddhhmmss-…, vX.Y.(Z+1)-0.yyyymmddhhmmss-…), with the
+// +dirty that go build adds for a modified checkout.
+var pseudo = regexp.MustCompile(`^v[0-9]+\.[0-9]+\.[0-9]+-(?:.*\.)?([0-9]{14})-([0-9a-f]{12})(\+dirty)?$`)
+
+func versionLine(bi *debug.BuildInfo) string {
+	var rev, date string
+	modified := false
 	for _, s := range bi.Settings {
 		switch s.Key {
 		case "vcs.revision":
 			rev = s.Value
-		case "vcs.modified":
-			if s.Value == "true" {
-				modified = ", modified"
+		case "vcs.time":
+			if t, err := time.Parse(time.RFC3339, s.Value); err == nil {
+				date = t.UTC().Format(time.DateOnly)
 			}
+		case "vcs.modified":
+			modified = s.Value == "true"
 		}
 	}
-	if rev != "" && v == "(devel)" {
-		v += " " + rev[:min(12, len(rev))] + modified
+	v := bi.Main.Version
+	if m := pseudo.FindStringSubmatch(v); m != nil {
+		if rev == "" {
+			rev = m[2]
+		}
+		if t, err := time.Parse("20060102150405", m[1]); err == nil && date == "" {
+			date = t.Format(time.DateOnly)
+		}
+		modified = modified || m[3] != ""
+		v = ""
+	} else if base, dirty := strings.CutSuffix(v, "+dirty"); dirty {
+		v, modified = base, true // a tagged commit, changed
 	}
-	return fmt.Sprintf("sigcheck %s %s (%s, %s/%s)", bi.Main.Path, v, bi.GoVersion, runtime.GOOS, runtime.GOARCH)
+	if v == "(devel)" {
+		v = ""
+	}
+	var b strings.Builder
+	b.WriteString("sigcheck ")
+	switch {
+	case v != "":
+		b.WriteString(v) // a release
+	case rev != "":
+		b.WriteString("devel+" + rev[:min(7, len(rev))])
+	default:
+		b.WriteString("devel (no commit recorded: go run, or -buildvcs=false)")
+	}
+	if rev != "" || v != "" {
+		var notes []string
+		if date != "" {
+			notes = append(notes, date)
+		}
+		if modified {
+			notes = append(notes, "modified")
+		}
+		if len(notes) > 0 {
+			b.WriteString(" (" + strings.Join(notes, ", ") + ")")
+		}
+	}
+	fmt.Fprintf(&b, " %s %s/%s", bi.GoVersion, runtime.GOOS, runtime.GOARCH)
+	return b.String()
 }
 
 // packageNames are the library's packages, whose names begin their error
@@ -210,8 +264,14 @@ func find(name string) *command {
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "sigcheck checks that data moved between processes is what was sent, and what the receiver expects.")
 	fmt.Fprintln(w, "\nUsage: sigcheck <command> [flags] [arguments]\n\nCommands:")
+	// The summaries start one column past the longest name, whichever
+	// file added it (enc-allgather and redundancy come from their own).
+	width := 0
 	for _, c := range commands {
-		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
+		width = max(width, utf8.RuneCountInString(c.name))
+	}
+	for _, c := range commands {
+		fmt.Fprintf(w, "  %-*s  %s\n", width, c.name, c.summary)
 	}
 	fmt.Fprintln(w, "\nRun sigcheck <command> -h for the flags of one command, sigcheck -version for the version.")
 }

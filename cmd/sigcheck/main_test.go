@@ -5,9 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
+	"runtime"
+	"runtime/debug"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func sigcheck(t *testing.T, args ...string) (stdout, stderr string, code int) {
@@ -87,12 +92,119 @@ func TestHelpAndFlagErrors(t *testing.T) {
 func TestVersion(t *testing.T) {
 	for _, arg := range []string{"-version", "--version", "version"} {
 		o, e, code := sigcheck(t, arg)
-		// A test binary has build information with the module's path
-		// (its version is "(devel)" or empty outside go install).
-		if code != exitOK || !strings.HasPrefix(o, "sigcheck github.com/sigcheck/sigcheck") || !strings.Contains(o, "go1.") || e != "" {
-			t.Errorf("sigcheck %s: exit %d, %q, %q", arg, code, o, e)
+		// go test records no commit, as go run does not: the line says so.
+		want := "sigcheck devel (no commit recorded: go run, or -buildvcs=false) go1."
+		if code != exitOK || !strings.HasPrefix(o, want) || strings.Count(o, "\n") != 1 || e != "" {
+			t.Errorf("sigcheck %s: exit %d, %q, %q; want %q…", arg, code, o, e, want)
 		}
 	}
+}
+
+// The build information each way of building leaves, and the line it
+// gives.
+func TestVersionLine(t *testing.T) {
+	vcs := func(rev, when, modified string) []debug.BuildSetting {
+		return []debug.BuildSetting{{Key: "vcs", Value: "git"}, {Key: "vcs.revision", Value: rev},
+			{Key: "vcs.time", Value: when}, {Key: "vcs.modified", Value: modified}}
+	}
+	const rev = "ea4a522c97b1ba0e56f4645a10084c1769d1f2ec"
+	tail := " go1.26.8 " + runtime.GOOS + "/" + runtime.GOARCH
+	for _, c := range []struct {
+		name     string
+		version  string
+		settings []debug.BuildSetting
+		want     string
+	}{
+		{"go build in a changed clone", "v0.0.0-20261125221530-ea4a522c97b1+dirty", vcs(rev, "2026-11-25T22:15:30Z", "true"),
+			"sigcheck devel+ea4a522 (2026-11-25, modified)"},
+		{"go build in a clean clone", "v0.0.0-20261125221530-ea4a522c97b1", vcs(rev, "2026-11-25T22:15:30Z", "false"),
+			"sigcheck devel+ea4a522 (2026-11-25)"},
+		{"go build before Go 1.24 stamped versions", "(devel)", vcs(rev, "2026-11-25T23:59:59-05:00", "true"),
+			"sigcheck devel+ea4a522 (2026-11-26, modified)"}, // the date in UTC
+		{"go build at a tag", "v1.2.3", vcs(rev, "2026-11-25T22:15:30Z", "false"), "sigcheck v1.2.3 (2026-11-25)"},
+		{"go build at a tag, changed", "v1.2.3+dirty", vcs(rev, "2026-11-25T22:15:30Z", "true"), "sigcheck v1.2.3 (2026-11-25, modified)"},
+		{"go install …@v1.2.3", "v1.2.3", nil, "sigcheck v1.2.3"},
+		{"go install …@ea4a522", "v0.0.0-20261125221530-ea4a522c97b1", nil, "sigcheck devel+ea4a522 (2026-11-25)"},
+		{"go install …@ea4a522 after v1.2.3", "v1.2.4-0.20261125221530-ea4a522c97b1", nil, "sigcheck devel+ea4a522 (2026-11-25)"},
+		{"go install …@ea4a522 after v1.3.0-rc.1", "v1.3.0-rc.1.0.20261125221530-ea4a522c97b1", nil, "sigcheck devel+ea4a522 (2026-11-25)"},
+		{"go run", "(devel)", nil, "sigcheck devel (no commit recorded: go run, or -buildvcs=false)"},
+		{"go test", "", nil, "sigcheck devel (no commit recorded: go run, or -buildvcs=false)"},
+	} {
+		bi := &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Path: "github.com/sigcheck/sigcheck", Version: c.version}, Settings: c.settings}
+		if got := versionLine(bi); got != c.want+tail {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want+tail)
+		}
+	}
+}
+
+// A binary built in this clone says which commit it was built from. Go
+// records the commit on go build and go install only (not go run, not go
+// test), so the test builds one; -buildvcs=true because a machine's go
+// env may turn the recording off.
+func TestVersionFromClone(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the command (-short)")
+	}
+	head := func() string {
+		out, err := exec.Command("git", "rev-parse", "HEAD").Output()
+		if err != nil {
+			t.Skipf("not in a git checkout, or no git: %v", err)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	before := head()
+	bin := filepath.Join(t.TempDir(), "sigcheck")
+	build := exec.Command("go", "build", "-buildvcs=true", "-o", bin, ".")
+	build.Env = append(os.Environ(), "GOFLAGS=")
+	if out, err := build.CombinedOutput(); err != nil {
+		if bytes.Contains(out, []byte("error obtaining VCS status")) {
+			t.Skipf("git cannot read this checkout here: %s", out) // e.g. a checkout owned by another user
+		}
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	after := head() // others may commit meanwhile
+	out, err := exec.Command(bin, "-version").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := strings.TrimSpace(string(out))
+	m := regexp.MustCompile(`^sigcheck devel\+([0-9a-f]{7}) \(([0-9]{4}-[0-9]{2}-[0-9]{2})(, modified)?\) go1\.`).FindStringSubmatch(line)
+	if m == nil || !strings.HasPrefix(before, m[1]) && !strings.HasPrefix(after, m[1]) {
+		t.Fatalf("sigcheck -version: %q, want sigcheck devel+%.7s (YYYY-MM-DD[, modified]) go1.…", line, after)
+	}
+	show := exec.Command("git", "show", "-s", "--format=%cd", "--date=format-local:%Y-%m-%d", m[1])
+	show.Env = append(os.Environ(), "TZ=UTC") // Go records the commit time in UTC
+	if date, err := show.Output(); err == nil && strings.TrimSpace(string(date)) != m[2] {
+		t.Errorf("sigcheck -version: %q: the commit's date (UTC) is %s", line, bytes.TrimSpace(date))
+	}
+}
+
+// The summaries in sigcheck -h start in one column, whatever the length
+// of the names, those of commands added from other files too.
+func TestUsageAligned(t *testing.T) {
+	check := func() {
+		t.Helper()
+		o, _, _ := sigcheck(t, "-h")
+		_, list, _ := strings.Cut(o, "Commands:\n")
+		list, _, _ = strings.Cut(list, "\n\n")
+		col := -1
+		for _, l := range strings.Split(list, "\n") {
+			name := strings.Fields(l)[0]
+			rest := strings.TrimLeft(strings.TrimPrefix(l, "  "+name), " ")
+			at := utf8.RuneCountInString(l) - utf8.RuneCountInString(rest)
+			if col < 0 {
+				col = at
+			}
+			if at != col || !strings.Contains(l, name+"  ") {
+				t.Errorf("%q: its summary starts at column %d, the first one's at %d", l, at, col)
+			}
+		}
+	}
+	check()
+	saved := commands
+	defer func() { commands = saved }()
+	commands = append(commands[:len(commands):len(commands)], &command{name: "a-much-longer-command-name", summary: "does nothing"})
+	check()
 }
 
 func TestPlain(t *testing.T) {
