@@ -8,6 +8,7 @@ require (
 	github.com/leanovate/gopter v0.2.11
 	github.com/zeebo/blake3 v0.2.4
 	github.com/zeebo/xxh3 v1.1.0
+	golang.org/x/image v0.30.0
 	golang.org/x/sys v0.30.0
 	gonum.org/v1/plot v0.17.0
 )
@@ -20,6 +21,5 @@ require (
 	github.com/ajstarks/svgo v0.0.0-20211024235047-1546f124cd8b // indirect
 	github.com/golang/freetype v0.0.0-20170609003504-e2365dfdc4a0 // indirect
 	github.com/klauspost/cpuid/v2 v2.3.0 // indirect
-	golang.org/x/image v0.30.0 // indirect
 	golang.org/x/text v0.28.0 // indirect
 )

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -26,9 +27,17 @@ func runQuality(e *env, args []string) error {
 			"and 1.5× a random mapping.", len(sig.LongPanel())))
 	asJSON := fs.Bool("json", false, "print one JSON object per algebra")
 	algs := fs.String("algs", "", "comma-separated `specs` to measure (default: the paper's set at 16 and 32 bits)")
-	svg := fs.String("plot", "", "also write a bar chart of the collisions to this SVG `file`")
+	img := fs.String("plot", "", "also write a bar chart of the collisions to this `file`: .svg, .png or .pdf, as its name ends")
 	if _, err := parse(fs, args, 0); err != nil {
 		return err
+	}
+	var imgFormat string
+	if *img != "" {
+		f, err := plot.Format(*img)
+		if err != nil {
+			return usageErrorf("-plot %v", err)
+		}
+		imgFormat = f
 	}
 	specs := sig.QualitySpecs
 	if *algs != "" {
@@ -48,20 +57,17 @@ func runQuality(e *env, args []string) error {
 		qs = append(qs, sig.MeasureQuality(a, panel))
 		ls = append(ls, sig.MeasureQuality(a, long))
 	}
-	if *svg != "" {
+	if *img != "" {
 		var bars []plot.Bar
 		for i, q := range qs {
 			bars = append(bars, plot.Bar{Label: fmt.Sprintf("%s (%d bits)", q.Algebra, q.Bits), Value: q.Collisions, Ref: q.Expected})
 			bars = append(bars, plot.Bar{Label: fmt.Sprintf("%s, 256–10^6 elements", q.Algebra), Value: ls[i].Collisions, Ref: ls[i].Expected})
 		}
-		f, err := os.Create(*svg)
-		if err != nil {
-			return err
-		}
-		err = plot.Bars(f, fmt.Sprintf("Collisions on %d type signatures of 1–64 elements and %d of 256–10^6", len(panel), len(long)),
+		var b bytes.Buffer
+		err := plot.Bars(&b, imgFormat, fmt.Sprintf("Collisions on %d type signatures of 1–64 elements and %d of 256–10^6", len(panel), len(long)),
 			"%", "random mapping", bars)
-		if cerr := f.Close(); err == nil {
-			err = cerr
+		if err == nil {
+			err = os.WriteFile(*img, b.Bytes(), 0o666)
 		}
 		if err != nil {
 			return err

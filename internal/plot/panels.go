@@ -14,9 +14,6 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
-	"gonum.org/v1/plot/vg/vgpdf"
-	"gonum.org/v1/plot/vg/vgsvg"
 )
 
 // Panels are drawn with gonum.org/v1/plot, the Go ecosystem's plotting
@@ -95,6 +92,11 @@ func sizePanels(w io.Writer, format, title string, panels []Panel, label func(in
 	}
 	side := len(names) > 4
 	inLegend := map[string]bool{}
+	type entry struct {
+		name   string
+		thumbs []gplot.Thumbnailer
+	}
+	var entries []entry // the legend's, in order
 	var plots []*gplot.Plot
 	for _, pn := range panels {
 		p := gplot.New()
@@ -141,6 +143,7 @@ func sizePanels(w io.Writer, format, title string, panels []Panel, label func(in
 			p.Add(line, points)
 			if !inLegend[s.Name] {
 				legend.Add(s.Name, line, points)
+				entries = append(entries, entry{s.Name, []gplot.Thumbnailer{line, points}})
 				inLegend[s.Name] = true
 			}
 		}
@@ -174,12 +177,30 @@ func sizePanels(w io.Writer, format, title string, panels []Panel, label func(in
 		return ErrNoData
 	}
 	const panelW, panelH, titleH = 4.2 * vg.Inch, 3.4 * vg.Inch, 0.35 * vg.Inch
-	var legendW vg.Length
+	// More names than one column holds go in several, side by side: a
+	// column longer than the figure would be cut at its bottom.
+	var (
+		columns []gplot.Legend
+		colW    []vg.Length
+		legendW vg.Length
+	)
 	if side {
-		for _, n := range names {
-			legendW = max(legendW, legend.TextStyle.Width(n))
+		const legendTop = 30 // points below the title: where the panels' plotting areas start
+		perColumn := max(1, int((panelH-vg.Points(legendTop+18))/(legend.TextStyle.Rectangle("Xg").Max.Y+legend.Padding)))
+		for i, e := range entries {
+			if i%perColumn == 0 {
+				l := gplot.NewLegend()
+				l.TextStyle = legend.TextStyle
+				l.Left, l.Top, l.YOffs = true, true, -vg.Points(legendTop)
+				columns, colW = append(columns, l), append(colW, 0)
+			}
+			columns[len(columns)-1].Add(e.name, e.thumbs...)
+			colW[len(colW)-1] = max(colW[len(colW)-1], legend.TextStyle.Width(e.name)+legend.ThumbnailWidth+vg.Points(16))
 		}
-		legendW += legend.ThumbnailWidth + vg.Points(24)
+		legendW = vg.Points(8)
+		for _, w := range colW {
+			legendW += w
+		}
 	}
 	ts := gplot.New().Title.TextStyle
 	ts.Font.Size = vg.Points(13)
@@ -187,38 +208,25 @@ func sizePanels(w io.Writer, format, title string, panels []Panel, label func(in
 	// A figure is at least as wide as its title; the panels share what
 	// the legend leaves.
 	width, height := max(panelW*vg.Length(len(plots))+legendW, ts.Width(title)+vg.Points(24)), panelH+titleH
-	var (
-		canvas vg.CanvasWriterTo
-		dc     draw.Canvas
-	)
-	switch format {
-	case "svg":
-		c := vgsvg.New(width, height)
-		canvas, dc = c, draw.New(c)
-	case "png":
-		c := vgimg.NewWith(vgimg.UseWH(width, height), vgimg.UseDPI(110))
-		canvas, dc = vgimg.PngCanvas{Canvas: c}, draw.New(c)
-	case "pdf":
-		c := vgpdf.New(width, height)
-		canvas, dc = c, draw.New(c)
-	default:
-		return fmt.Errorf("%q: %w", format, ErrFormat)
+	dc, write, err := newCanvas(format, width, height)
+	if err != nil {
+		return err
 	}
 	dc.SetColor(color.White)
 	dc.Fill(dc.Rectangle.Path())
 	dc.FillText(ts, vg.Point{X: width / 2, Y: height - vg.Points(6)}, title)
 	body := draw.Crop(dc, 0, -legendW, 0, -titleH)
-	if side {
-		legend.YOffs = -vg.Points(30)
-		legend.Draw(draw.Crop(dc, width-legendW+vg.Points(8), 0, 0, -titleH))
+	x := width - legendW + vg.Points(8)
+	for i, l := range columns {
+		l.Draw(draw.Crop(dc, x, 0, 0, -titleH))
+		x += colW[i]
 	}
 	tiles := draw.Tiles{Rows: 1, Cols: len(plots), PadX: vg.Points(14), PadLeft: vg.Points(6),
 		PadRight: vg.Points(10), PadBottom: vg.Points(4)}
 	for i, p := range plots {
 		p.Draw(tiles.At(body, i, 0))
 	}
-	_, err = canvas.WriteTo(w)
-	return err
+	return write(w)
 }
 
 // padLog widens an axis of decimal logarithms to whole powers of ten

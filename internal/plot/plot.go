@@ -1,8 +1,9 @@
 // Package plot draws the sigcheck command's charts: what a person would
 // rather look at than read in a table. Measures against message size
 // (SizePanels, Lines) are drawn with gonum.org/v1/plot, whose layout keeps
-// axis titles, tick labels and legends from colliding, as SVG, PNG or PDF;
-// the horizontal bar chart (Bars) is a small hand-written SVG.
+// axis titles, tick labels and legends from colliding, and the horizontal
+// bar chart (Bars) on gonum's canvases too: each as SVG, PNG or PDF, with
+// the fonts gonum carries, text in SVG drawn as outlines (canvas.go).
 //
 // It is not a general plotting library: the x axis is always a message
 // size, base 2, and the styles are fixed.
@@ -10,10 +11,13 @@ package plot
 
 import (
 	"fmt"
-	"html"
+	"image/color"
 	"io"
 	"math"
-	"strings"
+
+	gplot "gonum.org/v1/plot"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
 )
 
 // Bar is one bar of a horizontal bar chart. Ref, when not NaN, is drawn as
@@ -24,22 +28,36 @@ type Bar struct {
 	Ref   float64
 }
 
-// Bars writes a horizontal bar chart of bars, scaled to the largest value
-// (or reference), with the values printed at the ends of the bars.
-func Bars(w io.Writer, title, unit, refLabel string, bars []Bar) error {
-	const (
-		rowH    = 22
-		plotW   = 480
-		valueW  = 80
-		top     = 50
-		bottom  = 40
-		barH    = 14
-		fontCSS = "font-family:sans-serif;font-size:12px"
-	)
-	labelW := 100
-	for _, b := range bars {
-		labelW = max(labelW, 7*len([]rune(b.Label))+16) // about 7 px a character at 12 px
+// Bars writes a horizontal bar chart of bars in kind ("svg", "png" or
+// "pdf"; see Format), scaled to the largest value (or reference), with
+// the values printed at the ends of the bars and refLabel naming the
+// reference ticks. Every text is measured with the font that draws it,
+// so the labels' column and the margins fit them whole.
+func Bars(w io.Writer, kind, title, unit, refLabel string, bars []Bar) (err error) {
+	defer func() {
+		if r := recover(); r != nil { // gonum panics on what it cannot draw
+			err = fmt.Errorf("cannot draw the chart: %v", r)
+		}
+	}()
+	// Regular weight only, as the other charts: gonum's PDF canvas
+	// (v0.17) registers a bold face under the regular style's name and
+	// then cannot find it.
+	text := func(size vg.Length) draw.TextStyle {
+		ts := gplot.New().Title.TextStyle // the default font and text handler
+		ts.Font.Size = size
+		ts.YAlign = draw.YCenter
+		return ts
 	}
+	var (
+		titleStyle = text(14)
+		labelStyle = text(10)
+		margin     = vg.Points(8)
+		rowH       = vg.Points(17)
+		barH       = vg.Points(11)
+		plotW      = vg.Points(360)
+		gap        = vg.Points(6) // between a label, its bar and its value
+	)
+	labelStyle.XAlign = draw.XRight
 	maxV := 0.0
 	for _, b := range bars {
 		maxV = math.Max(maxV, b.Value)
@@ -50,37 +68,67 @@ func Bars(w io.Writer, title, unit, refLabel string, bars []Bar) error {
 	if maxV <= 0 {
 		maxV = 1
 	}
-	width := labelW + plotW + valueW
-	height := top + rowH*len(bars) + bottom
-	var s strings.Builder
-	fmt.Fprintf(&s, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" style="%s">`+"\n",
-		width, height, width, height, fontCSS)
-	fmt.Fprintf(&s, `<rect width="100%%" height="100%%" fill="white"/>`+"\n")
-	fmt.Fprintf(&s, `<text x="%d" y="24" style="font-size:15px;font-weight:bold">%s</text>`+"\n", 10, html.EscapeString(title))
-	x := func(v float64) float64 { return float64(labelW) + v/maxV*plotW }
-	for i, b := range bars {
-		y := top + i*rowH
-		fmt.Fprintf(&s, `<text x="%d" y="%d" text-anchor="end">%s</text>`+"\n", labelW-8, y+barH-2, html.EscapeString(b.Label))
-		fmt.Fprintf(&s, `<rect x="%d" y="%d" width="%.1f" height="%d" fill="#4878a8"/>`+"\n", labelW, y, x(b.Value)-float64(labelW), barH)
-		if !math.IsNaN(b.Ref) {
-			fmt.Fprintf(&s, `<line x1="%.1f" x2="%.1f" y1="%d" y2="%d" stroke="#d04020" stroke-width="2"/>`+"\n",
-				x(b.Ref), x(b.Ref), y-3, y+barH+3)
-		}
-		fmt.Fprintf(&s, `<text x="%.1f" y="%d">%s</text>`+"\n", x(b.Value)+6, y+barH-2, format(b.Value)+unit)
+	var labelW, valueW vg.Length
+	for _, b := range bars {
+		labelW = max(labelW, labelStyle.Width(b.Label))
+		valueW = max(valueW, labelStyle.Width(format(b.Value)+unit))
 	}
-	axisY := top + rowH*len(bars) + 4
-	fmt.Fprintf(&s, `<line x1="%d" x2="%d" y1="%d" y2="%d" stroke="black"/>`+"\n", labelW, labelW+plotW, axisY, axisY)
-	for _, t := range ticks(maxV) {
-		fmt.Fprintf(&s, `<line x1="%.1f" x2="%.1f" y1="%d" y2="%d" stroke="black"/>`+"\n", x(t), x(t), axisY, axisY+4)
-		fmt.Fprintf(&s, `<text x="%.1f" y="%d" text-anchor="middle">%s</text>`+"\n", x(t), axisY+16, format(t)+unit)
-	}
+	ts := ticks(maxV)
+	// The last tick's label is centred on the axis's end.
+	valueW = max(valueW, labelStyle.Width(format(ts[len(ts)-1])+unit)/2)
+	lineH := labelStyle.FontExtents().Height
+	titleH := titleStyle.FontExtents().Height
+	top := margin + titleH + vg.Points(4) // the title, then the reference's key
 	if refLabel != "" {
-		fmt.Fprintf(&s, `<line x1="%d" x2="%d" y1="36" y2="36" stroke="#d04020" stroke-width="2"/>`+"\n", labelW, labelW+14)
-		fmt.Fprintf(&s, `<text x="%d" y="40">%s</text>`+"\n", labelW+20, html.EscapeString(refLabel))
+		top += lineH + vg.Points(4)
 	}
-	s.WriteString("</svg>\n")
-	_, err := io.WriteString(w, s.String())
-	return err
+	left := margin + labelW + gap
+	width := max(left+plotW+gap+valueW+margin, margin+titleStyle.Width(title)+margin)
+	height := top + rowH*vg.Length(len(bars)) + vg.Points(6) + lineH + margin
+	c, write, err := newCanvas(kind, width, height)
+	if err != nil {
+		return err
+	}
+	c.SetColor(color.White)
+	c.Fill(c.Rectangle.Path())
+	// y from the top down, as one reads the chart.
+	at := func(x vg.Length, yDown vg.Length) vg.Point { return vg.Point{X: x, Y: height - yDown} }
+	x := func(v float64) vg.Length { return left + vg.Length(v/maxV)*plotW }
+	titleStyle.XAlign = draw.XLeft
+	c.FillText(titleStyle, at(margin, margin+titleH/2), title)
+	red, blue := parseHex("#d04020"), parseHex("#4878a8")
+	ref := draw.LineStyle{Color: red, Width: vg.Points(2)}
+	if refLabel != "" {
+		y := margin + titleH + vg.Points(4) + lineH/2
+		c.StrokeLine2(ref, left, height-y, left+vg.Points(14), height-y)
+		key := labelStyle
+		key.XAlign = draw.XLeft
+		c.FillText(key, at(left+vg.Points(20), y), refLabel)
+	}
+	valueStyle := labelStyle
+	valueStyle.XAlign = draw.XLeft
+	for i, b := range bars {
+		mid := top + rowH*vg.Length(i) + rowH/2
+		c.FillText(labelStyle, at(left-gap, mid), b.Label)
+		if b.Value > 0 {
+			c.SetColor(blue)
+			c.Fill(vg.Rectangle{Min: at(left, mid+barH/2), Max: at(x(b.Value), mid-barH/2)}.Path())
+		}
+		if !math.IsNaN(b.Ref) {
+			c.StrokeLine2(ref, x(b.Ref), height-(mid-barH/2-2), x(b.Ref), height-(mid+barH/2+2))
+		}
+		c.FillText(valueStyle, at(x(b.Value)+gap, mid), format(b.Value)+unit)
+	}
+	axis := top + rowH*vg.Length(len(bars)) + vg.Points(2)
+	black := draw.LineStyle{Color: color.Black, Width: vg.Points(0.75)}
+	c.StrokeLine2(black, left, height-axis, left+plotW, height-axis)
+	tickStyle := labelStyle
+	tickStyle.XAlign = draw.XCenter
+	for _, t := range ts {
+		c.StrokeLine2(black, x(t), height-axis, x(t), height-axis-vg.Points(3))
+		c.FillText(tickStyle, at(x(t), axis+vg.Points(4)+lineH/2), format(t)+unit)
+	}
+	return write(w)
 }
 
 // ticks returns about five round values from 0 to max.
