@@ -2,23 +2,30 @@
 # newuser.sh walks a new user's first five minutes with sigcheck, as the
 # README tells them, and fails on the first step that goes wrong:
 #
-#   1. install with go install, and run sigcheck -version;
-#   2. a bad flag: one line, exit 2; the demo;
-#   3. checksums: a sha256sum file and an xxhsum file checked by sigcheck,
+#   1. the README's first two commands: go run ./cmd/sigcheck demo (and
+#      go test ./..., which .ci/run runs just before this script);
+#   2. the README's five minutes, line for line as a user pastes them into
+#      a fresh shell in the clone: each line must exit 0, or 1 where its
+#      comment says (exit 1); then what they made is checked;
+#   3. a bad flag: one line, exit 2;
+#   4. checksums: a sha256sum file and an xxhsum file checked by sigcheck,
 #      and sigcheck's files checked by sha256sum and xxhsum; a changed
 #      file is caught;
-#   4. a manifest: a truncated and an extended file are reported, flipped
+#   5. a manifest: a truncated and an extended file are reported, flipped
 #      bytes are located and repaired from the parity;
-#   5. sigcheck run streams its rows and keeps them when interrupted;
-#   6. sigcheck run draws a plot.
+#   6. sigcheck run streams its rows and keeps them when interrupted;
+#   7. sigcheck run draws a plot.
 #
 # Run it from anywhere in the repository: bash scripts/newuser.sh. It
-# needs Go, coreutils, and xxhsum (Debian's xxhash package) for step 3's
+# needs Go, coreutils, and xxhsum (Debian's xxhash package) for step 4's
 # xxhsum half, which it skips, saying so, when xxhsum is absent.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+# Go's default, as on a new user's machine: a build in a clone records its
+# commit (this workplace's go env turns that off with -buildvcs=false).
+export GOFLAGS=-buildvcs=auto
 
 n=0
 step() {
@@ -42,25 +49,64 @@ expect() {
 }
 has() { grep -q -- "$1" "$work/$2" || fail "no '$1' in the $2 of the last command: $(head -c 500 "$work/$2")"; }
 
-step "install with go install, and print the version"
-(cd "$repo" && GOBIN="$work/bin" go install ./cmd/sigcheck) || fail "go install ./cmd/sigcheck"
-export PATH="$work/bin:$PATH"
-[[ $(command -v sigcheck) == "$work/bin/sigcheck" ]] || fail "sigcheck is not the one just installed"
-expect 0 sigcheck -version
-has '^sigcheck devel' out
-has 'go1\.' out
+step "the README's first two commands"
+# The first code block of the README, before any section: the two lines.
+first=$(awk '/^## /{exit} /^```sh$/{f=1; next} /^```$/{if (f) exit} f' "$repo/README.md")
+[[ $first == $'go run ./cmd/sigcheck demo\ngo test ./...' ]] || fail "the README begins with other commands: $first"
+cd "$repo"
+expect 0 go run ./cmd/sigcheck demo
+has 'whole again: true' out
 
-step "a bad flag says what and where to look, in one line, exit 2; the demo runs"
+step "the README's five minutes, pasted line by line into a fresh shell in the clone"
+awk '/^## The first five minutes/{s=1} s && /^```sh$/{f=1; next} f && /^```$/{exit} f' "$repo/README.md" >"$work/walk.txt"
+[[ $(grep -c . "$work/walk.txt") -ge 10 ]] || fail "no five-minute walk in the README: $(cat "$work/walk.txt")"
+# Each line, then a check of its exit status: 1 where its comment says
+# "(exit 1)", else 0. The lines share one shell, as pasted ones do.
+{
+  k=0
+  while IFS= read -r line; do
+    [[ -z $line ]] && continue
+    k=$((k + 1))
+    want=0
+    [[ $line == *'(exit 1)'* ]] && want=1
+    printf 'printf "%%s\\n" %q\n%s\n' "\$ $line" "$line"
+    printf 's=$?; [[ $s == %d ]] || { echo "newuser: README walk line %d exited $s, want %d: "%q >&2; exit 1; }\n' "$want" "$k" "$want" "$line"
+  done <"$work/walk.txt"
+  echo 'echo "walk dir: $PWD"'
+} >"$work/walk.sh"
+mkdir "$work/tmp"
+(cd "$repo" && TMPDIR="$work/tmp" bash --norc --noprofile "$work/walk.sh") >"$work/walk.out" 2>"$work/walk.err" ||
+  fail "$(tail -n 5 "$work/walk.err"; echo; tail -n 20 "$work/walk.out")"
+w=$(sed -n 's/^walk dir: //p' "$work/walk.out")
+[[ -d $w && $w == "$work/tmp/"* && -x $w/sigcheck ]] || fail "the walk did not work in a scratch directory of its own: '$w'"
+for f in a.txt big.bin big.bin.sigcheck SHA256SUMS XXH3SUMS run.png quality.svg sigcheck; do
+  [[ ! -e $repo/$f ]] || fail "the walk left $f in the clone"
+done
+export PATH="$w:$PATH"
+[[ $(command -v sigcheck) == "$w/sigcheck" ]] || fail "sigcheck is not the one the walk built"
+cp "$work/walk.out" "$work/out"
+if head=$(git -C "$repo" rev-parse --short=7 HEAD 2>/dev/null); then
+  has "^sigcheck devel+$head " out # the commit it was built from
+else
+  has '^sigcheck devel' out
+fi
+has 'go1\.' out
+has 'big.bin: OK' out
+has 'bytes 4096-6143' out # the damaged segment, located
+has 'repaired 1 segment' out
+has '% none' out
+[[ $(head -c 8 "$w/run.png" | od -An -tx1 | tr -d ' \n') == 89504e470d0a1a0a ]] || fail "run.png is not a PNG"
+grep -q '>random mapping<' "$w/quality.svg" || fail "quality.svg is no chart of the collisions"
+cd "$w"
+
+step "a bad flag says what and where to look, in one line, exit 2"
 expect 2 sigcheck run -no-such-flag bw
 [[ $(wc -l <"$work/err") == 1 && ! -s "$work/out" ]] || fail "not one line: $(cat "$work/err")"
 has 'sigcheck run: unknown flag -no-such-flag (sigcheck run -h for help)' err
 expect 0 sigcheck run -h
 has '^Usage: sigcheck run' out
-expect 0 sigcheck demo
-has 'whole again: true' out
 
 step "checksums, both ways with sha256sum and xxhsum"
-cd "$work"
 printf 'what arrived is what was sent\n' >a.txt
 head -c 100000 /dev/urandom >b.bin
 sha256sum a.txt b.bin >SHA256SUMS
