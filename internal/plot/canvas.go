@@ -34,7 +34,10 @@ import (
 // as @font-face data would keep the text but add 400 KB a face, and
 // librsvg, the renderer of ImageMagick and GNOME, ignores it.) PNG and
 // PDF need nothing of the kind: vgimg rasterizes with the same font and
-// vgpdf embeds it.
+// vgpdf embeds it. But vgpdf (v0.17) writes strings in code page 1252
+// while Go's are UTF-8, so "µs" came out as "Âµs" and "–" as three
+// letters, wider than the layout's room: in PDF too text is drawn as
+// outlines (not selectable there; vgpdf cannot write invisible text).
 
 // newCanvas returns a canvas of width × height in format ("svg", "png"
 // or "pdf") and a function that writes it out.
@@ -47,7 +50,7 @@ func newCanvas(format string, width, height vg.Length) (draw.Canvas, func(io.Wri
 		c := vgimg.NewWith(vgimg.UseWH(width, height), vgimg.UseDPI(110))
 		return draw.New(c), writer(vgimg.PngCanvas{Canvas: c}), nil
 	case "pdf":
-		c := vgpdf.New(width, height)
+		c := pathsPDF{vgpdf.New(width, height)}
 		return draw.New(c), writer(c), nil
 	}
 	return draw.Canvas{}, nil, fmt.Errorf("%q: %w", format, ErrFormat)
@@ -105,13 +108,37 @@ func (c *outlined) FillString(f font.Face, pt vg.Point, str string) {
 }
 
 func (c *outlined) layout(f font.Face, r *run) error {
+	return glyphs(f, r.text, func(idx sfnt.GlyphIndex, x fixed.Int26_6, outline func() (sfnt.Segments, error)) error {
+		key := glyphKey{f.Font.Name(), idx}
+		id, ok := c.ids[key]
+		if !ok {
+			segs, err := outline()
+			if err != nil {
+				return err
+			}
+			id = len(c.glyphs)
+			c.ids[key] = id
+			c.glyphs = append(c.glyphs, pathData(segs))
+		}
+		if c.glyphs[id] != "" { // a space has no outline
+			r.ids, r.dx = append(r.ids, id), append(r.dx, float64(x))
+		}
+		return nil
+	})
+}
+
+// glyphs lays str out in f as gonum measures it (font.Face.Width:
+// advances and kerning in font units) and calls each with every glyph,
+// its offset from the start in font units, and a function that loads its
+// outline in font units, y down.
+func glyphs(f font.Face, str string, each func(idx sfnt.GlyphIndex, x fixed.Int26_6, outline func() (sfnt.Segments, error)) error) error {
 	var (
 		buf  sfnt.Buffer
 		ppem = fixed.Int26_6(f.Face.UnitsPerEm()) // so that a 26.6 value is a font unit
 		x    fixed.Int26_6
 		prev sfnt.GlyphIndex
 	)
-	for i, ch := range []rune(r.text) {
+	for i, ch := range []rune(str) {
 		idx, err := f.Face.GlyphIndex(&buf, ch)
 		if err != nil {
 			return err
@@ -123,19 +150,9 @@ func (c *outlined) layout(f font.Face, r *run) error {
 			}
 			x += k
 		}
-		key := glyphKey{f.Font.Name(), idx}
-		id, ok := c.ids[key]
-		if !ok {
-			segs, err := f.Face.LoadGlyph(&buf, idx, ppem, nil)
-			if err != nil {
-				return err
-			}
-			id = len(c.glyphs)
-			c.ids[key] = id
-			c.glyphs = append(c.glyphs, pathData(segs))
-		}
-		if c.glyphs[id] != "" { // a space has no outline
-			r.ids, r.dx = append(r.ids, id), append(r.dx, float64(x))
+		outline := func() (sfnt.Segments, error) { return f.Face.LoadGlyph(&buf, idx, ppem, nil) }
+		if err := each(idx, x, outline); err != nil {
+			return err
 		}
 		adv, err := f.Face.GlyphAdvance(&buf, idx, ppem, xfont.HintingNone)
 		if err != nil {
@@ -145,6 +162,51 @@ func (c *outlined) layout(f font.Face, r *run) error {
 		prev = idx
 	}
 	return nil
+}
+
+// pathsPDF is a PDF canvas that fills text's glyph outlines.
+type pathsPDF struct{ *vgpdf.Canvas }
+
+func (c pathsPDF) FillString(f font.Face, pt vg.Point, str string) {
+	if f.Font.Size == 0 {
+		return
+	}
+	scale := f.Font.Size.Points() / float64(f.Face.UnitsPerEm()) // points per font unit
+	var path vg.Path
+	err := glyphs(f, str, func(_ sfnt.GlyphIndex, x fixed.Int26_6, outline func() (sfnt.Segments, error)) error {
+		segs, err := outline()
+		if err != nil {
+			return err
+		}
+		at := func(p fixed.Point26_6) vg.Point {
+			return vg.Point{X: pt.X + vg.Length(float64(x+p.X)*scale), Y: pt.Y - vg.Length(float64(p.Y)*scale)}
+		}
+		for i, s := range segs {
+			switch s.Op {
+			case sfnt.SegmentOpMoveTo:
+				if i > 0 {
+					path.Close()
+				}
+				path.Move(at(s.Args[0]))
+			case sfnt.SegmentOpLineTo:
+				path.Line(at(s.Args[0]))
+			case sfnt.SegmentOpQuadTo:
+				path.QuadTo(at(s.Args[0]), at(s.Args[1]))
+			case sfnt.SegmentOpCubeTo:
+				path.CubeTo(at(s.Args[0]), at(s.Args[1]), at(s.Args[2]))
+			}
+		}
+		if len(segs) > 0 {
+			path.Close()
+		}
+		return nil
+	})
+	if err != nil {
+		panic(fmt.Errorf("plot: the glyphs of %q: %v", str, err)) // the drawing functions recover it into an error
+	}
+	if len(path) > 0 {
+		c.Canvas.Fill(path)
+	}
 }
 
 // pathData writes a glyph's outline as SVG path data, in font units.

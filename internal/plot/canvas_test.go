@@ -122,3 +122,28 @@ func TestNothingAtTheEdges(t *testing.T) {
 		}
 	}
 }
+
+// In PDF text is drawn as outlines too: gonum's PDF canvas wrote Go's
+// UTF-8 strings as code page 1252 ("µs" as "Âµs", "–" as three letters),
+// so no font goes into the file and no string through it.
+func TestPDFTextIsOutlined(t *testing.T) {
+	panels := samplePanels()
+	panels[0].YLabel = "latency (µs), size ÷ bandwidth, 1–64"
+	for name, draw := range map[string]func(*bytes.Buffer) error{
+		"bars": func(b *bytes.Buffer) error {
+			return Bars(b, "pdf", "Collisions, 1–64 elements", "%", "random mapping", longBars())
+		},
+		"panels": func(b *bytes.Buffer) error { return SizePanels(b, "pdf", "sigcheck run bw", panels) },
+	} {
+		var b bytes.Buffer
+		if err := draw(&b); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if !bytes.HasPrefix(b.Bytes(), []byte("%PDF")) {
+			t.Fatalf("%s: not a PDF: %q", name, b.Bytes()[:8])
+		}
+		if bytes.Contains(b.Bytes(), []byte("/FontFile")) || bytes.Contains(b.Bytes(), []byte("/Type /Font")) {
+			t.Errorf("%s: a font in the PDF: its text went through gonum's code page 1252", name)
+		}
+	}
+}
