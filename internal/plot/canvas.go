@@ -85,7 +85,7 @@ type run struct {
 	x, y  float64 // the baseline's start, in points
 	scale float64 // points per font unit
 	ids   []int
-	dx    []float64 // each glyph's offset along the baseline, in font units
+	dx    []int // each glyph's offset along the baseline, in font units
 }
 
 // Markers are private-use runes, which html.EscapeString (vgsvg's) keeps.
@@ -121,7 +121,7 @@ func (c *outlined) layout(f font.Face, r *run) error {
 			c.glyphs = append(c.glyphs, pathData(segs))
 		}
 		if c.glyphs[id] != "" { // a space has no outline
-			r.ids, r.dx = append(r.ids, id), append(r.dx, float64(x))
+			r.ids, r.dx = append(r.ids, id), append(r.dx, int(x))
 		}
 		return nil
 	})
@@ -264,11 +264,10 @@ func (c *outlined) writeTo(w io.Writer) error {
 			fill = string(f[1])
 		}
 		var out bytes.Buffer
-		fmt.Fprintf(&out, `<g fill="%s">`, fill)
+		// Font units, y down, to the canvas's points, y up.
+		fmt.Fprintf(&out, `<g fill="%s" transform="translate(%.5g %.5g) scale(%.5g %.5g)">`, fill, r.x, r.y, r.scale, -r.scale)
 		for k, id := range r.ids {
-			// Font units, y down, to the canvas's points, y up.
-			fmt.Fprintf(&out, `<use xlink:href="#g%d" transform="translate(%.5g %.5g) scale(%.5g %.5g)"/>`,
-				id, r.x+r.dx[k]*r.scale, r.y, r.scale, -r.scale)
+			fmt.Fprintf(&out, `<use xlink:href="#g%d" x="%d"/>`, id, r.dx[k])
 		}
 		fmt.Fprintf(&out, "</g>\n<text fill-opacity=\"0\" %s>%s</text>", sub[1], html.EscapeString(r.text))
 		return out.Bytes()
