@@ -3,6 +3,7 @@ package tree
 import (
 	"encoding/binary"
 	"fmt"
+	"io"
 	"math/bits"
 	"sync"
 
@@ -86,6 +87,77 @@ func (h *Hash) Name() string { return h.name }
 // Size returns the bytes in one node hash: 8 or 16 (4-byte checksums are
 // kept in 8).
 func (h *Hash) Size() int { return 8 * h.words }
+
+// Leaf returns the hash of a segment as the leaf at node index i of a
+// tree (i = j+n-1 for segment j of n): for code that keeps trees of its
+// own, such as manifests on disk, and must hash them as Build does.
+func (h *Hash) Leaf(segment []byte, i uint64) csum.Value {
+	if h.kind == kindXXH3 {
+		return csum.Value{Lo: xxh3.HashSeed(segment, i)}
+	}
+	var w [2]uint64
+	h.leaf(segment, i, w[:h.words])
+	return get(w[:h.words])
+}
+
+// Inner returns the hash of inner node i from its children's hashes, as
+// Build computes it.
+func (h *Hash) Inner(left, right csum.Value, i uint64) csum.Value {
+	if h.kind == kindXXH3 {
+		return csum.Value{Lo: innerXXH3(left.Lo, right.Lo, i)}
+	}
+	var l, r, out [2]uint64
+	put(left, l[:h.words])
+	put(right, r[:h.words])
+	h.inner(l[:h.words], r[:h.words], i, out[:h.words])
+	return get(out[:h.words])
+}
+
+// A LeafHasher hashes a segment written to it in pieces, as Leaf hashes
+// it whole: for a segment too large to hold, such as one rebuilt a column
+// at a time.
+type LeafHasher interface {
+	io.Writer
+	Sum() csum.Value
+}
+
+// NewLeaf returns a LeafHasher of the leaf at node index i of a segment of
+// exactly n bytes.
+func (h *Hash) NewLeaf(i uint64, n int64) LeafHasher {
+	switch h.kind {
+	case kindXXH3:
+		return xxh3Leaf{xxh3.NewSeed(i)}
+	case kindXXH3128:
+		return xxh3Leaf128{xxh3.NewSeed128(i)}
+	}
+	hh := h.alg.NewFor(8 + n)
+	var s [8]byte
+	binary.LittleEndian.PutUint64(s[:], i)
+	hh.Write(s[:])
+	return csumLeaf{hh, h}
+}
+
+type xxh3Leaf struct{ *xxh3.Hasher }
+
+func (l xxh3Leaf) Sum() csum.Value { return csum.Value{Lo: l.Sum64()} }
+
+type xxh3Leaf128 struct{ *xxh3.Hasher128 }
+
+func (l xxh3Leaf128) Sum() csum.Value {
+	v := l.Sum128()
+	return csum.Value{Lo: v.Lo, Hi: v.Hi}
+}
+
+type csumLeaf struct {
+	csum.Hash
+	h *Hash
+}
+
+func (l csumLeaf) Sum() csum.Value {
+	var out [2]uint64
+	l.h.put(l.Value(), out[:l.h.words])
+	return get(out[:l.h.words])
+}
 
 // leaf hashes a segment into out (h.words words).
 func (h *Hash) leaf(seg []byte, seed uint64, out []uint64) {
