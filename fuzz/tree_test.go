@@ -2,6 +2,7 @@ package fuzz
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"io"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/sigcheck/sigcheck/csum"
 	"github.com/sigcheck/sigcheck/tree"
+	"github.com/sigcheck/sigcheck/tree/manifest"
 )
 
 // FuzzTreeWire: every decoder of the tree's messages either rejects the
@@ -78,17 +80,17 @@ func FuzzParityDecode(f *testing.F) {
 
 // manifestOf returns the manifest of data (and of half of it, as a second
 // file).
-func manifestOf(tb testing.TB, data []byte, opts ...tree.Option) []byte {
+func manifestOf(tb testing.TB, data []byte, opts ...manifest.Option) []byte {
 	f, err := os.Create(filepath.Join(tb.TempDir(), "m"))
 	if err != nil {
 		tb.Fatal(err)
 	}
 	defer f.Close()
-	src := []tree.Source{{Name: "seed.bin", Data: bytes.NewReader(data), Size: int64(len(data))}}
+	src := []manifest.Source{{Name: "seed.bin", Data: bytes.NewReader(data), Size: int64(len(data)), Mode: 0o600}}
 	if len(data) > 100 {
-		src = append(src, tree.Source{Name: "dir/half", Data: bytes.NewReader(data[:len(data)/2]), Size: int64(len(data) / 2)})
+		src = append(src, manifest.Source{Name: "dir/half", Data: bytes.NewReader(data[:len(data)/2]), Size: int64(len(data) / 2)})
 	}
-	if _, err := tree.CreateManifest(f, src, opts...); err != nil {
+	if _, err := manifest.Create(f, src, opts...); err != nil {
 		tb.Fatal(err)
 	}
 	b, err := os.ReadFile(f.Name())
@@ -98,48 +100,57 @@ func manifestOf(tb testing.TB, data []byte, opts ...tree.Option) []byte {
 	return b
 }
 
-// FuzzManifest: the manifest reader on arbitrary bytes. The checksums of
-// the main block at the start are recomputed over the fuzzer's input, so
-// that it reaches past them into everything a forged manifest could make
-// the reader do: open, then check and repair its files, without a panic,
+// FuzzManifest: the manifest reader on arbitrary bytes, versions 3 and 2
+// (testdata holds manifests of version 2). The checksums of the main
+// block at the start are recomputed over the fuzzer's input, so that it
+// reaches past them into everything a forged manifest could make the
+// reader do: open, plan the repair of its files all missing (a forged
+// size must cost nothing), then check and repair them, without a panic,
 // a hang or an allocation sized by what the input says.
 func FuzzManifest(f *testing.F) {
 	data := bytes.Repeat([]byte("manifest"), 300)
-	f.Add(manifestOf(f, data, tree.Segment(100)))
-	f.Add(manifestOf(f, data, tree.Segment(64), tree.WithParity(2)))
+	f.Add(manifestOf(f, data, manifest.Segment(100), manifest.Redundancy(0)))
+	f.Add(manifestOf(f, data, manifest.Segment(64), manifest.PerStripe(2)))
 	f.Add(manifestOf(f, nil))
-	f.Add(manifestOf(f, data[:77], tree.UseHash("xxh3-128"), tree.Segment(10), tree.WithParity(1)))
+	f.Add(manifestOf(f, data[:77], manifest.UseHash("xxh3-128"), manifest.Segment(10), manifest.Recovery(3)))
+	f.Add(manifestOf(f, data, manifest.Segment(1), manifest.Redundancy(10)))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		b = bytes.Clone(b)
-		if len(b) >= 128 && string(b[:8]) == "SIGCHKM2" {
+		if len(b) >= 128 && (string(b[:8]) == "SIGCHKM2" || string(b[:8]) == "SIGCHKM3") {
 			n := min(max(binary.LittleEndian.Uint64(b[8:]), 128), uint64(len(b)))
 			binary.LittleEndian.PutUint64(b[8:], n)
 			binary.LittleEndian.PutUint64(b[16:], xxh3.Hash(b[:16]))
 			binary.LittleEndian.PutUint64(b[n-8:], xxh3.Hash(b[:n-8]))
 		}
-		m, err := tree.OpenManifest(bytes.NewReader(b), int64(len(b)))
+		m, err := manifest.Open(bytes.NewReader(b), int64(len(b)))
 		if err != nil {
-			if !errors.Is(err, tree.ErrManifest) {
+			if !errors.Is(err, manifest.ErrManifest) {
 				t.Fatalf("error %v does not wrap ErrManifest", err)
 			}
 			return
 		}
+		var absent []*manifest.Report
+		for i := range m.Files {
+			absent = append(absent, m.Absent(i))
+		}
+		m.Plan(absent)
 		if m.Size() > 1<<20 {
 			return // a valid header for large files: nothing more to read
 		}
-		var files []tree.Target
-		var reps []*tree.Report
+		ctx := context.Background()
+		var files []manifest.Target
+		var reps []*manifest.Report
 		for i, mf := range m.Files {
 			file := &memFile{b: make([]byte, mf.Size)}
-			rep, err := m.Check(i, file, mf.Size)
+			rep, err := m.Check(ctx, i, file, mf.Size, nil)
 			if err != nil {
 				t.Fatalf("Check of a file of the right size: %v", err)
 			}
 			files, reps = append(files, file), append(reps, rep)
 		}
-		if err := m.Repair(files, reps); err == nil {
+		if err := m.Repair(ctx, files, reps, 1<<20); err == nil {
 			for i, file := range files {
-				if rep, err := m.Check(i, file, m.Files[i].Size); err != nil || len(rep.Corrupted) != 0 {
+				if rep, err := m.Check(ctx, i, file, m.Files[i].Size, nil); err != nil || len(rep.Corrupted) != 0 {
 					t.Fatalf("repaired, yet %+v (%v)", rep, err)
 				}
 			}

@@ -2,7 +2,6 @@ package tree
 
 import (
 	"fmt"
-	"io"
 	"runtime"
 	"sync"
 	"testing"
@@ -174,111 +173,6 @@ func BenchmarkLocate(b *testing.B) {
 			b.ReportMetric(float64(wire), "wire-B/op")
 		})
 	}
-}
-
-// Manifests beside their limits, on the same 64 MiB in memory: a copy (the
-// least any pass over the data costs), XXH3 over it (what the tree's
-// leaves cost), klauspost's own Encode of the same stripes (the parity
-// another program would compute); then writing a manifest with P = 0, 4
-// and 16, checking a file against it, and repairing a truncated tail of
-// P×stripes segments (the most the parity rebuilds).
-//
-//	go test ./tree -run '^$' -bench Manifest -count 6 | benchstat -col /impl -
-func BenchmarkManifest(b *testing.B) {
-	const size = 64 << 20
-	data := randomData(size, 2)
-	dst := make([]byte, size)
-	b.Run("op=create/p=0/impl=copy", func(b *testing.B) {
-		b.SetBytes(size)
-		b.ReportAllocs()
-		for b.Loop() {
-			copy(dst, data)
-		}
-	})
-	b.Run("op=create/p=0/impl=xxh3", func(b *testing.B) {
-		b.SetBytes(size)
-		b.ReportAllocs()
-		for b.Loop() {
-			xxh3.Hash(data)
-		}
-	})
-	for _, p := range []int{0, 4, 16} {
-		opts := []Option{WithParity(p)}
-		if p == 0 {
-			opts = nil
-		}
-		src := []Source{{Name: "data", Data: bytesReaderAt(data), Size: size}}
-		if p > 0 {
-			// klauspost's Encode of the same data in stripes of 256-P
-			// contiguous segments: the parity arithmetic alone.
-			b.Run(fmt.Sprintf("op=create/p=%d/impl=klauspost-encode", p), func(b *testing.B) {
-				par, _ := newParityLayout(size, DefaultSegment, p)
-				b.SetBytes(size)
-				b.ReportAllocs()
-				for b.Loop() {
-					for s := range par.Stripes() {
-						if _, err := par.encodeStripe(par.stripeData(data, s)); err != nil {
-							b.Fatal(err)
-						}
-					}
-				}
-			})
-		}
-		b.Run(fmt.Sprintf("op=create/p=%d/impl=manifest", p), func(b *testing.B) {
-			b.SetBytes(size)
-			b.ReportAllocs()
-			for b.Loop() {
-				if _, err := CreateManifest(&memFile{}, src, opts...); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-		out := &memFile{}
-		m, _ := CreateManifest(out, src, opts...)
-		m, _ = OpenManifest(out, int64(len(out.b)))
-		b.Run(fmt.Sprintf("op=check/p=%d/impl=manifest", p), func(b *testing.B) {
-			b.SetBytes(size)
-			b.ReportAllocs()
-			for b.Loop() {
-				if rep, err := m.Check(0, bytesReaderAt(data), size); err != nil || !rep.OK() {
-					b.Fatal(rep, err)
-				}
-			}
-		})
-		if p == 0 {
-			continue
-		}
-		lost := m.Parity * m.Stripes
-		cut := size - int64(lost)*DefaultSegment
-		b.Run(fmt.Sprintf("op=repair-tail/p=%d/impl=manifest", p), func(b *testing.B) {
-			b.SetBytes(int64(lost) * DefaultSegment)
-			b.ReportAllocs()
-			f := &memFile{b: make([]byte, size)}
-			for b.Loop() {
-				copy(f.b, data)
-				f.b = f.b[:cut]
-				rep, _ := m.Check(0, f, cut)
-				if err := m.Repair([]Target{f}, []*Report{rep}); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-	}
-}
-
-// bytesReaderAt reads a byte slice at offsets (bytes.Reader without its
-// position).
-type bytesReaderAt []byte
-
-func (r bytesReaderAt) ReadAt(p []byte, off int64) (int, error) {
-	if off >= int64(len(r)) {
-		return 0, io.EOF
-	}
-	n := copy(p, r[off:])
-	if n < len(p) {
-		return n, io.EOF
-	}
-	return n, nil
 }
 
 // BenchmarkRoot: Hash.Root of a 64 KiB message in 2 KiB segments (what

@@ -59,19 +59,9 @@
 //
 // # Files
 //
-// A Manifest keeps one file's or several files' trees on disk, with
-// Reed–Solomon parity shared across them, as par2 keeps a recovery set
-// (CreateManifest, OpenManifest, Check, Plan, Repair). Check compares a
-// file of any length with the manifest and says what is corrupted,
-// missing or appended; Repair rebuilds corrupted segments, truncated tails
-// and missing files, checking each against the tree, and cuts appended
-// bytes. Stripes interleave over the segments of all files, so any run of
-// lost segments up to the parity's count is rebuilt; the parity code is a
-// Cauchy Reed–Solomon code solved per stripe as an e×e system
-// (cauchy.go). The manifest's critical parts are kept three times, each
-// with its own checksum, and its leaf hashes twice, so that a few damaged
-// bytes in a manifest cost nothing (see Manifest). Writing and checking
-// stream; only the parity is held in memory while writing.
+// Package tree/manifest keeps trees on disk, with parity shared across
+// files, as par2 keeps a recovery set; it hashes them with this package's
+// Hash (Leaf, Inner, NewLeaf), node for node as Build does.
 //
 // # Wire forms
 //

@@ -46,12 +46,10 @@ type Tree struct {
 type Option func(*config)
 
 type config struct {
-	seg      int
-	hash     string
-	workers  int
-	parity   int              // manifests
-	progress func(done int64) // manifests
-	err      error
+	seg     int
+	hash    string
+	workers int
+	err     error
 }
 
 // Segment sets the segment size in bytes (the last segment may be

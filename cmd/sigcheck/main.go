@@ -235,7 +235,7 @@ func versionLine(bi *debug.BuildInfo) string {
 // messages (sig: column 3: …) as Go's convention has it. The command names
 // itself instead, so they are dropped: "sigcheck sig: column 3: …", not
 // "sigcheck sig: sig: column 3: …".
-var packageNames = map[string]bool{"sig": true, "csum": true, "tree": true, "channel": true, "gf": true,
+var packageNames = map[string]bool{"sig": true, "csum": true, "tree": true, "manifest": true, "channel": true, "gf": true,
 	"osu": true, "wire": true, "replicate": true, "encrypt": true, "mpi": true}
 
 // plain drops the package prefixes from an error message, wherever a

@@ -100,9 +100,9 @@ func TestManifestVerifyRepairCommands(t *testing.T) {
 	path := filepath.Join(dir, "data.bin")
 	data := randomFile(t, path, 300_000, 3)
 
-	o, e, code := sigcheck(t, "manifest", "-seg", "1000", "-parity", "2", path)
+	o, e, code := sigcheck(t, "manifest", "-seg", "1000", "-parity", "3", path)
 	if code != 0 || !strings.Contains(o, "300 segments of 1000") || !strings.Contains(o, "wrote "+path+".sigcheck") ||
-		!strings.Contains(o, "2 stripes of up to 150 segments: rebuilds up to 4 lost segments in a run") {
+		!strings.Contains(o, "parity 3 segments (1.0 %, 3.0 KiB, Leopard GF(2^16)): rebuilds any 3 lost segments") {
 		t.Fatalf("manifest: exit %d %q %q", code, o, e)
 	}
 	if fi, err := os.Stat(path + ".sigcheck"); err != nil || fi.Mode().Perm() != 0o644 {
@@ -111,7 +111,7 @@ func TestManifestVerifyRepairCommands(t *testing.T) {
 	if o, _, code := sigcheck(t, "verify", path); code != 0 || !strings.Contains(o, "OK, all 300 segments") {
 		t.Errorf("clean verify: exit %d %q", code, o)
 	}
-	// Segments 5, 6 (one run) and 281 (stripes of every other segment).
+	// Segments 5, 6 (one run) and 281.
 	flip(t, path, 5000, 6999, 281_500)
 	o, _, code = sigcheck(t, "verify", path, path+".sigcheck")
 	want := "data.bin: 3 of 300 segments corrupted:\n  bytes 5000-6999 (2000 bytes, segments 5-6)\n  bytes 281000-281999 (1000 bytes, segment 281)\n"
@@ -138,11 +138,11 @@ func TestManifestVerifyRepairCommands(t *testing.T) {
 		t.Errorf("repair: exit %d %q", code, o)
 	}
 	same(t, path, data)
-	// Three corrupted segments in one stripe, parity 2: refused, unchanged.
-	flip(t, path, 10, 2010, 4010)
+	// Four corrupted segments, parity 3: refused, unchanged.
+	flip(t, path, 10, 2010, 4010, 100_000)
 	before, _ := os.ReadFile(path)
 	o, _, code = sigcheck(t, "repair", path)
-	if code != exitNegative || !strings.Contains(o, "cannot repair, nothing was changed") || !strings.Contains(o, "stripe 0 lost 3") {
+	if code != exitNegative || !strings.Contains(o, "cannot repair, nothing was changed") || !strings.Contains(o, "stripe 0 lost 4") {
 		t.Errorf("too many faults: exit %d %q", code, o)
 	}
 	same(t, path, before)
@@ -157,10 +157,10 @@ func TestManifestVerifyRepairCommands(t *testing.T) {
 	os.Remove(other)
 	// A corrupt manifest beyond use, a missing one, a file that is not one.
 	m, _ := os.ReadFile(path + ".sigcheck")
-	bad := bytes.ReplaceAll(m, []byte("SIGCHKM2"), []byte("SIGCHKXX"))
+	bad := bytes.ReplaceAll(m, []byte("SIGCHKM3"), []byte("SIGCHKXX"))
 	os.WriteFile(path+".bad", bad, 0o644)
 	for _, args := range [][]string{{"verify", path, path + ".bad"}, {"repair", path, path + ".bad"}, {"verify", path, path + ".none"},
-		{"verify", path, path}, {"verify"}, {"verify", "a", "b", "c"}, {"manifest", "-parity", "300", path}, {"manifest", "-seg", "-1", path}, {"verify", "-nope", path}} {
+		{"verify", path, path}, {"verify"}, {"verify", "a", "b", "c"}, {"manifest", "-parity", "40000", path}, {"manifest", "-r", "101", path}, {"manifest", "-r", "5", "-c", "3", path}, {"manifest", "-seg", "-1", path}, {"verify", "-nope", path}} {
 		if o, e, code := sigcheck(t, args...); code != exitUsage || e == "" || strings.Count(e, "\n") != 1 || strings.Contains(e, "tree:") {
 			t.Errorf("%v: exit %d %q %q", args, code, o, e)
 		}
@@ -173,7 +173,7 @@ func TestManifestVerifyRepairCommands(t *testing.T) {
 	// -o and -json; an -o that cannot be written is named as given.
 	o, _, code = sigcheck(t, "manifest", "-o", filepath.Join(dir, "m"), "-json", path)
 	var got map[string]any
-	if err := json.Unmarshal([]byte(o), &got); err != nil || code != 0 || got["parity"] != 0.0 || got["manifest"] != filepath.Join(dir, "m") {
+	if err := json.Unmarshal([]byte(o), &got); err != nil || code != 0 || got["parity"] != 8.0 || got["manifest"] != filepath.Join(dir, "m") || got["version"] != 3.0 {
 		t.Errorf("manifest -json: %q", o)
 	}
 	nowhere := filepath.Join(dir, "no", "such", "dir", "m")
@@ -182,6 +182,9 @@ func TestManifestVerifyRepairCommands(t *testing.T) {
 	}
 	if o, _, code := sigcheck(t, "repair", path, filepath.Join(dir, "m")); code != 0 || !strings.Contains(o, "OK") {
 		t.Errorf("repair of a clean file: exit %d %q", code, o)
+	}
+	if o, e, code := sigcheck(t, "manifest", "-r", "0", "-o", filepath.Join(dir, "m"), path); code != 0 || !strings.Contains(o, "no parity") {
+		t.Errorf("manifest -r 0: exit %d %q %q", code, o, e)
 	}
 	flip(t, path, 0)
 	if o, _, code := sigcheck(t, "repair", path, filepath.Join(dir, "m")); code != exitNegative || !strings.Contains(o, "no parity") {
@@ -221,12 +224,12 @@ func TestRepairTruncatedExtendedFromDamagedManifest(t *testing.T) {
 		t.Errorf("repair extended: %d %q", code, o)
 	}
 	same(t, path, data)
-	// Damage at the parity's limit: 8 segments of stripe 0 (of 2), with
-	// the manifest still damaged.
-	for k := range int64(8) {
+	// Damage at the parity's limit, less the two rows damaged in the
+	// manifest: 6 segments, with the manifest still damaged.
+	for k := range int64(6) {
 		flip(t, path, 2*k*2048+k%2*1500+7)
 	}
-	if o, _, code := sigcheck(t, "repair", path); code != 0 || !strings.Contains(o, "repaired 8 segments") {
+	if o, _, code := sigcheck(t, "repair", path); code != 0 || !strings.Contains(o, "repaired 6 segments") {
 		t.Errorf("repair at the limit: %d %q", code, o)
 	}
 	same(t, path, data)
@@ -254,7 +257,7 @@ func TestManifestOfADirectory(t *testing.T) {
 		}
 	}
 	o, _, code = sigcheck(t, "repair", set+".sigcheck")
-	if code != 0 || !strings.Contains(o, "found as "+filepath.Join(set, "renamed")) {
+	if code != 0 || !strings.Contains(o, "found as "+filepath.Join(set, "renamed")+": copied from it") {
 		t.Errorf("repair DIR: %d\n%s", code, o)
 	}
 	same(t, filepath.Join(set, "a.bin"), a)
@@ -263,6 +266,8 @@ func TestManifestOfADirectory(t *testing.T) {
 	if o, _, code := sigcheck(t, "verify", "-json", set); code != 0 || strings.Count(o, `"ok":true`) != 4 {
 		t.Errorf("verify after repair: %d %q", code, o)
 	}
+	same(t, filepath.Join(set, "renamed"), a)
+	os.Remove(filepath.Join(set, "renamed"))
 	// "." is the directory it names: its manifest goes beside it.
 	t.Chdir(set)
 	os.Remove(filepath.Join(dir, "set.sigcheck"))

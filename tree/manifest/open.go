@@ -1,51 +1,61 @@
-package tree
+package manifest
 
 import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
 	"io"
+	"io/fs"
 
 	"github.com/zeebo/xxh3"
 
 	"github.com/sigcheck/sigcheck/csum"
+	"github.com/sigcheck/sigcheck/tree"
 )
 
 func le64(b []byte) uint64 { return binary.LittleEndian.Uint64(b) }
+func le32(b []byte) uint32 { return binary.LittleEndian.Uint32(b) }
 
-// The main block:
+// The main block (version 3):
 //
-//	 0  magic "SIGCHKM2"
+//	 0  magic "SIGCHKM3"
 //	 8  u64 length of the block, L
 //	16  u64 XXH3-64 of bytes 0-15 (a stray magic is refused before L bytes are read)
-//	24  u8 version (2), u8 hash size, u8 hash name length, hash name (29 bytes, zero-padded)
+//	24  u8 version (3), u8 hash size, u8 hash name length, hash name (29 bytes, zero-padded)
 //	56  u64 segment size
 //	64  u32 parity per stripe, u32 files
 //	72  u64 stripes
 //	80  u64 the manifest's size
-//	88  u64 zero
-//	96  per file: u16 name length, name, u64 size, root as 16 bytes (low half first)
+//	88  u32 bytes of parity per checksum, u8 code (1: Leopard GF(2^16)), 3 bytes zero
+//	96  per file: u16 name length, name, u64 size, u32 mode (permission bits),
+//	    root as 16 bytes (low half first)
 //	    u64 XXH3-64 of each 4 KiB block of the nodes, then of the leaves,
-//	    then of each KiB of each parity segment, stripe by stripe
+//	    then of each chunk of each parity segment, stripe by stripe
 //	L-8 u64 XXH3-64 of bytes 0 to L-9
 //
-// Integers are little-endian.
+// Version 2 ("SIGCHKM2") differs in three places: bytes 88-95 are zero
+// (the code is Cauchy GF(2^8), chunks are 1 KiB and segments unpadded),
+// a file has no mode, and it is otherwise the same. Integers are
+// little-endian.
 func (m *Manifest) encodeMain() []byte {
 	b := make([]byte, mainFixed, m.mainLen)
-	copy(b, mainMagic)
+	copy(b, magic3)
 	binary.LittleEndian.PutUint64(b[8:], uint64(m.mainLen))
 	binary.LittleEndian.PutUint64(b[16:], xxh3.Hash(b[:16]))
-	b[24], b[25], b[26] = mainVersion, byte(m.Hash.Size()), byte(len(m.Hash.Name()))
+	b[24], b[25], b[26] = 3, byte(m.Hash.Size()), byte(len(m.Hash.Name()))
 	copy(b[27:56], m.Hash.Name())
 	binary.LittleEndian.PutUint64(b[56:], uint64(m.Segment))
 	binary.LittleEndian.PutUint32(b[64:], uint32(m.Parity))
 	binary.LittleEndian.PutUint32(b[68:], uint32(len(m.Files)))
 	binary.LittleEndian.PutUint64(b[72:], uint64(m.Stripes))
 	binary.LittleEndian.PutUint64(b[80:], uint64(m.total))
+	binary.LittleEndian.PutUint32(b[88:], uint32(m.chunk))
+	b[92] = codeLeopard16ID
 	for _, f := range m.Files {
 		b = binary.LittleEndian.AppendUint16(b, uint16(len(f.Name)))
 		b = append(b, f.Name...)
 		b = binary.LittleEndian.AppendUint64(b, uint64(f.Size))
+		b = binary.LittleEndian.AppendUint32(b, uint32(f.Mode.Perm()))
 		b = binary.LittleEndian.AppendUint64(b, f.Root.Lo)
 		b = binary.LittleEndian.AppendUint64(b, f.Root.Hi)
 	}
@@ -61,41 +71,61 @@ func (m *Manifest) encodeMain() []byte {
 // Every count is bounded by the block's length before anything is
 // allocated from it.
 func decodeMain(b []byte) (*Manifest, error) {
-	if b[24] != mainVersion {
-		return nil, fmt.Errorf("version %d (this sigcheck reads %d)", b[24], mainVersion)
+	m := &Manifest{Version: int(b[24])}
+	switch {
+	case string(b[:8]) == magic3 && m.Version == 3:
+		if b[92] != codeLeopard16ID {
+			return nil, fmt.Errorf("parity code %d (this sigcheck knows %d)", b[92], codeLeopard16ID)
+		}
+		m.code = codeLeopard16{}
+		if b[93]|b[94]|b[95] != 0 {
+			return nil, fmt.Errorf("reserved bytes set")
+		}
+	case string(b[:8]) == magic2 && m.Version == 2:
+		m.code = codeCauchy8{}
+		if le64(b[88:]) != 0 {
+			return nil, fmt.Errorf("reserved bytes set")
+		}
+	default:
+		return nil, fmt.Errorf("version %d (this sigcheck reads 2 and 3)", b[24])
 	}
 	if b[26] > maxHashName {
 		return nil, fmt.Errorf("hash name of %d bytes", b[26])
 	}
 	name := string(b[27 : 27+b[26]])
-	hash, err := LookupHash(name)
+	hash, err := tree.LookupHash(name)
 	if err != nil || int(b[25]) != hash.Size() {
 		return nil, fmt.Errorf("hash %q of %d bytes", name, b[25])
 	}
-	m := &Manifest{Hash: hash}
+	m.Hash = hash
 	seg := le64(b[56:])
-	if seg == 0 || seg > MaxManifestSegment {
+	if seg == 0 || seg > MaxSegment {
 		return nil, fmt.Errorf("segment size %d", seg)
 	}
 	m.Segment = int(seg)
-	m.Parity = int(binary.LittleEndian.Uint32(b[64:]))
-	if m.Parity < 0 { // over 2^31, on a 32-bit machine
-		return nil, fmt.Errorf("parity %d", binary.LittleEndian.Uint32(b[64:]))
+	if p := le32(b[64:]); p > maxShards {
+		return nil, fmt.Errorf("parity %d per stripe", p)
+	} else {
+		m.Parity = int(p)
 	}
-	nf32 := binary.LittleEndian.Uint32(b[68:]) // compared as read: int(nf32) may be negative on 32-bit machines
-	if nf32 == 0 || int64(nf32) > int64((len(b)-mainFixed)/fileEntryMin) {
+	entry := fileEntryMin
+	if m.Version >= 3 {
+		entry += 4
+	}
+	nf32 := le32(b[68:]) // compared as read: int(nf32) may be negative on 32-bit machines
+	if nf32 == 0 || int64(nf32) > int64((len(b)-mainFixed)/entry) {
 		return nil, fmt.Errorf("%d files in a block of %d bytes", nf32, len(b))
 	}
 	nf := int(nf32)
 	r := b[mainFixed : len(b)-8]
 	seen := map[string]bool{}
-	m.Files = make([]ManifestFile, nf)
+	m.Files = make([]File, nf)
 	for i := range m.Files {
 		if len(r) < 2 {
 			return nil, fmt.Errorf("file %d: the block ends", i)
 		}
 		n := int(binary.LittleEndian.Uint16(r))
-		if len(r) < fileEntryMin+n {
+		if len(r) < entry+n {
 			return nil, fmt.Errorf("file %d: the block ends", i)
 		}
 		f := &m.Files[i]
@@ -109,30 +139,52 @@ func decodeMain(b []byte) (*Manifest, error) {
 		seen[f.Name] = true
 		r = r[2+n:]
 		sz := le64(r)
-		if sz > maxManifestSize {
+		if sz > maxSetSize {
 			return nil, fmt.Errorf("file %q of %d bytes", f.Name, sz)
 		}
 		f.Size = int64(sz)
-		f.Root = csum.Value{Lo: le64(r[8:]), Hi: le64(r[16:])}
+		r = r[8:]
+		if m.Version >= 3 {
+			mode := le32(r)
+			if mode&^0o777 != 0 {
+				return nil, fmt.Errorf("file %q: mode %#o", f.Name, mode)
+			}
+			f.Mode = fs.FileMode(mode)
+			r = r[4:]
+		}
+		f.Root = csum.Value{Lo: le64(r), Hi: le64(r[8:])}
 		if hash.Size() == 8 && f.Root.Hi != 0 {
 			return nil, fmt.Errorf("file %q: a 128-bit root for a 64-bit hash", f.Name)
 		}
-		r = r[24:]
+		r = r[16:]
 	}
-	if err := m.plan(); err != nil {
+	if m.Parity > 0 {
+		st := le64(b[72:])
+		if st == 0 || st > maxSetSize {
+			return nil, fmt.Errorf("%d stripes", st)
+		}
+		m.Stripes = int(st)
+	} else if le64(b[72:]) != 0 {
+		return nil, fmt.Errorf("%d stripes without parity", le64(b[72:]))
+	}
+	if err := m.layout(); err != nil {
 		return nil, err
+	}
+	if m.Version >= 3 && m.Parity > 0 && le32(b[88:]) != uint32(m.chunk) {
+		return nil, fmt.Errorf("parity checksummed every %d bytes, its layout says %d", le32(b[88:]), m.chunk)
+	}
+	if m.Version == 2 && m.Parity > 0 {
+		// Version 2 chose its stripes itself: as wide as its code allows.
+		w := int64(256 - m.Parity)
+		if want := (m.segments + w - 1) / w; int64(m.Stripes) != want {
+			return nil, fmt.Errorf("%d stripes, the files make %d", m.Stripes, want)
+		}
 	}
 	if m.mainLen != int64(len(b)) {
 		return nil, fmt.Errorf("a main block of %d bytes, its contents make %d", len(b), m.mainLen)
 	}
-	if st := le64(b[72:]); st != uint64(m.Stripes) {
-		return nil, fmt.Errorf("%d stripes, the files make %d", st, m.Stripes)
-	}
 	if t := le64(b[80:]); t != uint64(m.total) {
 		return nil, fmt.Errorf("says it is %d bytes long, its contents make %d", t, m.total)
-	}
-	if le64(b[88:]) != 0 {
-		return nil, fmt.Errorf("reserved bytes set")
 	}
 	sums := func(n int64) []uint64 {
 		s := make([]uint64, n)
@@ -144,13 +196,15 @@ func decodeMain(b []byte) (*Manifest, error) {
 	}
 	m.nodeSums = sums(blocks(m.nodesLen))
 	m.leafSums = sums(blocks(m.copies[2] - m.leavesAt))
-	m.paritySums = sums(int64(m.Stripes) * int64(m.Parity) * int64(m.chunks()))
+	if m.Parity > 0 {
+		m.paritySums = sums(int64(m.Stripes) * int64(m.Parity) * int64(m.chunks()))
+	}
 	return m, nil
 }
 
 // readMain reads and checks the main block at off; nil when it is not an
 // intact one (why, for the first copy).
-func readMain(f ReaderAt, off, size int64) ([]byte, error) {
+func readMain(f io.ReaderAt, off, size int64) ([]byte, error) {
 	var h [24]byte
 	if off < 0 || off+int64(len(h)) > size {
 		return nil, fmt.Errorf("%d bytes, shorter than a main block", size)
@@ -159,9 +213,9 @@ func readMain(f ReaderAt, off, size int64) ([]byte, error) {
 		return nil, err
 	}
 	switch {
-	case string(h[:8]) == oldMagic:
+	case string(h[:8]) == magic1:
 		return nil, fmt.Errorf("version 1, made by an older sigcheck: make the manifest again")
-	case string(h[:8]) != mainMagic:
+	case string(h[:8]) != magic3 && string(h[:8]) != magic2:
 		return nil, fmt.Errorf("not a sigcheck manifest")
 	case le64(h[16:]) != xxh3.Hash(h[:16]):
 		return nil, fmt.Errorf("the main block's header is damaged")
@@ -185,17 +239,34 @@ func readMain(f ReaderAt, off, size int64) ([]byte, error) {
 	return b, nil
 }
 
-// maxScanned bounds the stray magics OpenManifest looks behind.
+// IsManifest says whether b, a file's first bytes, starts as a manifest
+// of any version does.
+func IsManifest(b []byte) bool {
+	if len(b) < 8 {
+		return false
+	}
+	switch string(b[:8]) {
+	case magic3, magic2, magic1:
+		return true
+	}
+	return false
+}
+
+// maxScanned bounds the stray magics Open looks behind.
 const maxScanned = 64
 
-// OpenManifest reads and checks the manifest in f (size bytes long). It
-// takes the first intact copy of the main block (at the start, else found
-// by scanning for its magic), then checks each block of hashes against
-// the main block's checksums, recording in Damage what it found damaged.
-// Only a manifest with no intact main block is refused (wrapping
-// ErrManifest); a leaf hash lost from both copies leaves its segment
-// unchecked, and parity segments are checked when a repair reads them.
-func OpenManifest(f ReaderAt, size int64) (*Manifest, error) {
+// readChunk is about how many bytes are read at a time.
+const readChunk = 1 << 20
+
+// Open reads and checks the manifest in f (size bytes long). It takes the
+// first intact copy of the main block (at the start, else found by
+// scanning for its magic), then checks each block of hashes against the
+// main block's checksums, recording in Damage what it found damaged. Only
+// a manifest with no intact main block is refused (wrapping ErrManifest);
+// a leaf hash lost from both copies leaves its segment unchecked, and
+// parity is checked when a repair reads it. The work and memory are
+// bounded by the manifest's size, whatever sizes it claims.
+func Open(f io.ReaderAt, size int64) (*Manifest, error) {
 	bad := func(format string, args ...any) (*Manifest, error) {
 		return nil, fmt.Errorf("%w: %s", ErrManifest, fmt.Sprintf(format, args...))
 	}
@@ -222,11 +293,11 @@ func OpenManifest(f ReaderAt, size int64) (*Manifest, error) {
 	try(0)
 	if m == nil {
 		// Look for the other copies: their magic, anywhere.
-		buf := make([]byte, readChunk+len(mainMagic)-1)
+		buf := make([]byte, readChunk+8-1)
 		for at := int64(0); at < size && m == nil && len(found) < maxScanned; at += readChunk {
 			n, _ := f.ReadAt(buf[:min(int64(len(buf)), size-at)], at)
 			for k := 0; k < n && m == nil && len(found) < maxScanned; {
-				x := bytes.Index(buf[k:n], []byte(mainMagic))
+				x := bytes.Index(buf[k:n], []byte("SIGCHKM"))
 				if x < 0 {
 					break
 				}
@@ -247,37 +318,37 @@ func OpenManifest(f ReaderAt, size int64) (*Manifest, error) {
 	}
 	m.Damage.MainCopies = intact
 	var err error
-	if m.nodeOK, err = checkBlocks(f, m.nodesAt, m.nodesLen, m.nodeSums, size); err != nil {
-		return nil, err
+	if m.nodeOK, err = checkBlocks(f, m.nodesAt, m.nodesLen, m.nodeSums); err != nil {
+		return nil, fmt.Errorf("manifest: reading its hashes: %w", err)
 	}
-	if m.leafOK, err = checkBlocks(f, m.leavesAt, m.copies[2]-m.leavesAt, m.leafSums, size); err != nil {
-		return nil, err
+	if m.leafOK, err = checkBlocks(f, m.leavesAt, m.copies[2]-m.leavesAt, m.leafSums); err != nil {
+		return nil, fmt.Errorf("manifest: reading its hashes: %w", err)
 	}
-	for _, ok := range m.nodeOK {
-		if !ok {
-			m.Damage.NodeBlocks++
-		}
-	}
-	for _, ok := range m.leafOK {
-		if !ok {
-			m.Damage.LeafBlocks++
-		}
-	}
-	if m.Damage.NodeBlocks > 0 {
+	m.Damage.NodeBlocks = count(m.nodeOK, false)
+	m.Damage.LeafBlocks = count(m.leafOK, false)
+	if m.Damage.NodeBlocks > 0 && m.Damage.LeafBlocks > 0 {
 		for i := range m.Files {
-			for j := range m.Files[i].Segments {
-				if _, ok := m.leafSource(i, j); !ok {
-					m.Damage.LostLeaves++
-				}
+			for _, r := range m.lostLeaves(i) {
+				m.Damage.LostLeaves += int64(r.N)
 			}
 		}
 	}
 	return m, nil
 }
 
+func count(b []bool, v bool) int {
+	n := 0
+	for _, x := range b {
+		if x == v {
+			n++
+		}
+	}
+	return n
+}
+
 // checkBlocks checks the 4 KiB blocks of n bytes at off against sums;
 // blocks past the end of a truncated manifest are damaged.
-func checkBlocks(f ReaderAt, off, n int64, sums []uint64, size int64) ([]bool, error) {
+func checkBlocks(f io.ReaderAt, off, n int64, sums []uint64) ([]bool, error) {
 	ok := make([]bool, len(sums))
 	buf := make([]byte, min(256*hashBlock, n))
 	for at := int64(0); at < n; at += int64(len(buf)) {
@@ -299,32 +370,34 @@ func checkBlocks(f ReaderAt, off, n int64, sums []uint64, size int64) ([]bool, e
 	return ok, nil
 }
 
-// leafSource returns where in the manifest the intact copy of leaf j of
-// file i is, and false when both copies are damaged.
-func (m *Manifest) leafSource(i, j int) (int64, bool) {
-	a, b := m.leafAt(i, j)
-	if m.nodeOK[a/hashBlock] {
-		return m.nodesAt + a, true
+// lostLeaves returns the runs of segments of file i whose leaf hash is
+// damaged in both copies: the leaves covered by damaged blocks of the
+// nodes intersected with those covered by damaged blocks of the leaves,
+// in time proportional to the file's blocks of hashes, not its segments
+// (a block holds 512 or 256 of them).
+func (m *Manifest) lostLeaves(i int) []Run {
+	f := &m.Files[i]
+	hs := int64(m.Hash.Size())
+	// leafRuns maps the damaged blocks of a region onto the file's leaf
+	// indices, given where leaf 0 is in the region.
+	leafRuns := func(ok []bool, base int64) []Run {
+		first := base / hashBlock
+		last := (base + int64(f.Segments)*hs - 1) / hashBlock
+		var runs []Run
+		for b := first; b <= last; b++ {
+			if ok[b] {
+				continue
+			}
+			lo := max(0, (b*hashBlock-base)/hs)
+			hi := min(int64(f.Segments), ((b+1)*hashBlock-base+hs-1)/hs)
+			if k := len(runs) - 1; k >= 0 && int64(runs[k].end()) >= lo {
+				runs[k].N = int(hi) - runs[k].First
+				continue
+			}
+			runs = append(runs, Run{int(lo), int(hi - lo)})
+		}
+		return runs
 	}
-	if m.leafOK[b/hashBlock] {
-		return m.leavesAt + b, true
-	}
-	return 0, false
-}
-
-// Leaf returns the manifest's hash of segment j of file i, and false when
-// both its copies are damaged.
-func (m *Manifest) Leaf(i, j int) (csum.Value, bool, error) {
-	if i < 0 || i >= len(m.Files) || j < 0 || j >= m.Files[i].Segments {
-		return csum.Value{}, false, fmt.Errorf("%w: segment %d of file %d", ErrIndex, j, i)
-	}
-	at, ok := m.leafSource(i, j)
-	if !ok {
-		return csum.Value{}, false, nil
-	}
-	b := make([]byte, m.Hash.Size())
-	if _, err := m.f.ReadAt(b, at); err != nil {
-		return csum.Value{}, false, err
-	}
-	return decodeHash(b), true, nil
+	a, b := m.leafAt(i, 0)
+	return intersect(leafRuns(m.nodeOK, a), leafRuns(m.leafOK, b))
 }

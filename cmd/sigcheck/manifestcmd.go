@@ -1,0 +1,394 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/sigcheck/sigcheck/internal/progress"
+	"github.com/sigcheck/sigcheck/tree/manifest"
+)
+
+// The manifest, verify and repair commands: flags, the files named, and
+// what is printed. What they do is package tree/manifest's.
+
+// manifestSuffix names the manifest written beside a file or directory by
+// default.
+const manifestSuffix = ".sigcheck"
+
+// emit prints one line of a report. A line with a backslash, a newline or
+// a carriage return in it (a file's name can hold any of them) is
+// escaped as coreutils escapes names in checksum lines: those three as
+// \\, \n and \r, and a backslash before the line, so that no name can
+// make a line that looks like another.
+func emit(w io.Writer, format string, args ...any) {
+	line := fmt.Sprintf(format, args...)
+	if strings.ContainsAny(line, "\\\n\r") {
+		line = `\` + strings.NewReplacer(`\`, `\\`, "\n", `\n`, "\r", `\r`).Replace(line)
+	}
+	fmt.Fprintln(w, line)
+}
+
+// esc and escPrefix escape a name alone, for lines of the form "SUM  NAME".
+func esc(name string) string {
+	return strings.NewReplacer(`\`, `\\`, "\n", `\n`, "\r", `\r`).Replace(name)
+}
+
+func escPrefix(name string) string {
+	if strings.ContainsAny(name, "\\\n\r") {
+		return `\`
+	}
+	return ""
+}
+
+// input is a file to put in a manifest: where it is, and the name stored.
+type input struct{ path, name string }
+
+// openFiles keeps at most a few files of a set open at a time: the
+// parity pass reads a column of every file of a stripe, and a directory
+// of many thousands would otherwise run out of descriptors.
+type openFiles struct{ open []*lazyFile }
+
+const maxOpenFiles = 64
+
+type lazyFile struct {
+	set  *openFiles
+	path string
+	f    *os.File
+}
+
+func (l *lazyFile) ReadAt(p []byte, off int64) (int, error) {
+	if l.f == nil {
+		f, _, err := openData(l.path)
+		if err != nil {
+			return 0, err
+		}
+		l.f = f
+		l.set.open = append(l.set.open, l)
+		if len(l.set.open) > maxOpenFiles {
+			old := l.set.open[0]
+			l.set.open = l.set.open[1:]
+			old.f.Close()
+			old.f = nil
+		}
+	}
+	return l.f.ReadAt(p, off)
+}
+
+func (s *openFiles) close() {
+	for _, l := range s.open {
+		l.f.Close()
+		l.f = nil
+	}
+	s.open = nil
+}
+
+// makeManifest streams the inputs into a manifest written to out.
+func makeManifest(e *env, out *os.File, ins []input, opts []manifest.Option) (*manifest.Manifest, error) {
+	var src []manifest.Source
+	var total int64
+	set := &openFiles{}
+	defer set.close()
+	for _, in := range ins {
+		f, size, err := openData(in.path)
+		if err != nil {
+			return nil, err
+		}
+		fi, err := f.Stat()
+		f.Close()
+		if err != nil {
+			return nil, err
+		}
+		src = append(src, manifest.Source{Name: in.name, Data: &lazyFile{set: set, path: in.path}, Size: size, Mode: fi.Mode().Perm()})
+		total += size
+	}
+	label := "hashing " + filepath.Base(ins[0].path)
+	if len(ins) > 1 {
+		label = fmt.Sprintf("hashing %d files", len(ins))
+	}
+	bar := progress.New(e.stderr, label, total, "B")
+	defer bar.Done()
+	m, err := manifest.Create(out, src, append(opts, manifest.Progress(barProgress(bar)))...)
+	if err != nil {
+		if len(ins) == 1 {
+			return nil, fmt.Errorf("%s: %w", ins[0].path, err)
+		}
+		return nil, err
+	}
+	return m, nil
+}
+
+// collect lists the files of the arguments (directories walked, in
+// lexical order) with the names the manifest at mpath stores: their paths
+// relative to its directory. A lone file outside that directory is stored
+// by its base name (verify and repair are then told where it is).
+func collect(args []string, mpath string) ([]input, error) {
+	base, err := filepath.Abs(filepath.Dir(mpath))
+	if err != nil {
+		return nil, err
+	}
+	abs, _ := filepath.Abs(mpath)
+	var ins []input
+	add := func(p string) error {
+		a, err := filepath.Abs(p)
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(base, a)
+		if err != nil || !filepath.IsLocal(rel) {
+			if len(args) == 1 && !isDir(p) {
+				ins = append(ins, input{p, filepath.Base(p)})
+				return nil
+			}
+			return usageErrorf("%s is not under %s, where the manifest goes: give -o a path above it", p, filepath.Dir(mpath))
+		}
+		ins = append(ins, input{p, filepath.ToSlash(rel)})
+		return nil
+	}
+	for _, arg := range args {
+		if !isDir(arg) {
+			if err := add(arg); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		err := filepath.WalkDir(arg, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if !d.Type().IsRegular() {
+				return nil // directories are walked; links and devices are not data
+			}
+			if a, _ := filepath.Abs(p); a == abs || strings.HasPrefix(d.Name(), "."+filepath.Base(mpath)+".tmp") {
+				return nil // the manifest itself, or one being written
+			}
+			return add(p)
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	if len(ins) == 0 {
+		return nil, usageErrorf("no files in %s", strings.Join(args, ", "))
+	}
+	seen := map[string]string{}
+	for _, in := range ins {
+		if p, ok := seen[in.name]; ok {
+			return nil, usageErrorf("%s and %s would both be %s in the manifest", p, in.path, in.name)
+		}
+		seen[in.name] = in.path
+	}
+	return ins, nil
+}
+
+func isDir(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
+}
+
+// parityWords says what the parity of a manifest rebuilds.
+func parityWords(m *manifest.Manifest) string {
+	if m.Parity == 0 {
+		return "no parity"
+	}
+	pct := 100 * float64(m.Parity) * float64(m.Stripes) / float64(m.Segments())
+	if m.Stripes == 1 {
+		return fmt.Sprintf("parity %d segment%s (%.1f %%, %s, %s): rebuilds any %d lost segment%s",
+			m.Parity, plural(m.Parity), pct, sizeWords(m.ParityBytes()), m.Code(), m.Parity, plural(m.Parity))
+	}
+	run := int64(m.Parity) * int64(m.Stripes)
+	return fmt.Sprintf("parity %d segments in %d interleaved stripes of up to %d (%.1f %%, %s, %s): rebuilds any %d lost segments of a stripe, so any run of up to %d (%s)",
+		run, m.Stripes, m.Width, pct, sizeWords(m.ParityBytes()), m.Code(), m.Parity, run, sizeWords(run*int64(m.Segment)))
+}
+
+// sizeWords prints a byte count as people read it.
+func sizeWords(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d byte%s", n, plural(int(n)))
+}
+
+func runManifest(e *env, args []string) error {
+	fs := flags(e, "manifest", "Writes the manifest of FILE, or of several files or directories as one recovery\n"+
+		"set, as par2 create does: each file's Merkle tree, its size and mode, and\n"+
+		"Reed–Solomon parity shared across the files, from which sigcheck repair rebuilds\n"+
+		"damaged, truncated or missing files without the originals. It goes to\n"+
+		"FILE"+manifestSuffix+" (or DIR"+manifestSuffix+", or the first argument's) unless -o says otherwise,\n"+
+		"written whole or not at all, mode 0644; files are named relative to its\n"+
+		"directory. Symlinks, FIFOs and devices in a directory are not data: skipped.\n\n"+
+		"The parity is -r percent of the segments (5 by default, as par2's), or -c\n"+
+		"segments in all, or -parity per stripe. It is one Reed–Solomon code over\n"+
+		"GF(2^16) (Leopard) as long as the set has under about 65000 segments (par2\n"+
+		"takes at most 32768 blocks), so that it rebuilds any lost segments up to its\n"+
+		"count, wherever they are; a larger set is cut into interleaved stripes, each\n"+
+		"rebuilding its share, so that a run of lost segments spreads over all of them.\n"+
+		"The manifest's own critical parts are kept three times, each with a checksum,\n"+
+		"so a manifest with a few damaged bytes still verifies and repairs.")
+	tf := addTreeFlags(fs)
+	redundancy := fs.Float64("r", manifest.DefaultRedundancy, "parity as a `percent` of the segments, as par2's -r (0 for none)")
+	count := fs.Int("c", 0, "parity `segments` in all, as par2's -c (instead of -r)")
+	parity := fs.Int("parity", 0, "parity `segments` per stripe (instead of -r)")
+	out := fs.String("o", "", "write the manifest to `path` (default FILE"+manifestSuffix+")")
+	asJSON := fs.Bool("json", false, "print what was written as JSON")
+	args, err := parse(fs, args, -1)
+	if err != nil {
+		return err
+	}
+	if len(args) == 0 {
+		return usageErrorf("want FILE or DIR (or several)")
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	opts := tf.options()
+	switch {
+	case set["r"] && set["c"] || set["r"] && set["parity"] || set["c"] && set["parity"]:
+		return usageErrorf("-r, -c and -parity each set the parity: give one")
+	case set["c"]:
+		if *count < 0 {
+			return usageErrorf("-c %d: want 0 or more", *count)
+		}
+		opts = append(opts, manifest.Recovery(*count))
+	case set["parity"]:
+		if *parity < 0 || *parity > 32768 {
+			return usageErrorf("-parity %d: want 0 to 32768", *parity)
+		}
+		opts = append(opts, manifest.PerStripe(*parity))
+	default:
+		if !(*redundancy >= 0 && *redundancy <= 100) {
+			return usageErrorf("-r %v: want 0 to 100", *redundancy)
+		}
+		opts = append(opts, manifest.Redundancy(*redundancy))
+	}
+	if *tf.seg <= 0 || *tf.seg > manifest.MaxSegment {
+		return usageErrorf("-seg %d: want 1 to %d", *tf.seg, manifest.MaxSegment)
+	}
+	path := *out
+	if path == "" {
+		path = defaultManifest(args[0])
+	}
+	ins, err := collect(args, path)
+	if err != nil {
+		return err
+	}
+	// Write beside the destination and rename: never half a manifest. The
+	// errors name the destination, not the temporary file.
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, unwrapPath(err))
+	}
+	defer os.Remove(tmp.Name())
+	m, err := makeManifest(e, tmp, ins, opts)
+	if err != nil {
+		tmp.Close()
+		var pe *os.PathError
+		if errors.As(err, &pe) && pe.Path == tmp.Name() {
+			return fmt.Errorf("%s: %w", path, pe.Err)
+		}
+		return err
+	}
+	err = tmp.Chmod(0o644)
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, unwrapPath(err))
+	}
+	if *asJSON {
+		files := make([]map[string]any, len(m.Files))
+		for i, f := range m.Files {
+			files[i] = map[string]any{"file": ins[i].path, "name": f.Name, "root": formatRoot(f.Root, m.Hash.Size()),
+				"segments": f.Segments, "bytes": f.Size, "mode": fmt.Sprintf("%04o", f.Mode)}
+		}
+		return json.NewEncoder(e.stdout).Encode(map[string]any{"manifest": path, "version": m.Version, "hash": m.Hash.Name(),
+			"segment_size": m.Segment, "segments": m.Segments(), "bytes": m.Size(), "parity": m.Parity * m.Stripes,
+			"parity_per_stripe": m.Parity, "stripes": m.Stripes, "stripe_width": m.Width, "code": m.Code(),
+			"parity_bytes": m.ParityBytes(), "manifest_bytes": m.Bytes(), "files": files})
+	}
+	for i, f := range m.Files {
+		emit(e.stdout, "%s: %d byte%s in %d segment%s of %d, root %s (%s)", ins[i].path, f.Size, plural(int(f.Size)),
+			f.Segments, plural(f.Segments), m.Segment, formatRoot(f.Root, m.Hash.Size()), m.Hash.Name())
+	}
+	emit(e.stdout, "wrote %s (%d bytes, %s)", path, m.Bytes(), parityWords(m))
+	return nil
+}
+
+// unwrapPath keeps the reason of a path error, whose path is a temporary
+// file the user never named.
+func unwrapPath(err error) error {
+	var pe *os.PathError
+	var le *os.LinkError
+	switch {
+	case errors.As(err, &pe):
+		return pe.Err
+	case errors.As(err, &le):
+		return le.Err
+	}
+	return err
+}
+
+// openSet reads [FILE|DIR|MANIFEST] [MANIFEST]: a manifest given alone,
+// or the FILE (or DIR) whose manifest is FILE.sigcheck unless named
+// second. Files are where the manifest says, relative to its directory;
+// a one-file manifest's file is FILE when given.
+func openSet(pos []string) (*manifest.Set, error) {
+	var data, mpath string
+	switch len(pos) {
+	case 1:
+		data = pos[0]
+		mpath = defaultManifest(data)
+		if isManifest(data) {
+			data, mpath = "", pos[0]
+		}
+	case 2:
+		data, mpath = pos[0], pos[1]
+	default:
+		return nil, usageErrorf("want FILE, DIR or MANIFEST, and optionally MANIFEST; got %d arguments", len(pos))
+	}
+	if isDir(data) {
+		data = ""
+	}
+	return manifest.OpenSet(mpath, data)
+}
+
+// defaultManifest returns where the manifest of p goes by default: beside
+// it, p.sigcheck ("." is the directory it names, so ./ goes beside the
+// current directory, in its parent).
+func defaultManifest(p string) string {
+	c := filepath.Clean(p)
+	if b := filepath.Base(c); b == "." || b == ".." || b == string(filepath.Separator) {
+		if a, err := filepath.Abs(c); err == nil && filepath.Dir(a) != a {
+			return filepath.Join(filepath.Dir(a), filepath.Base(a)+manifestSuffix)
+		}
+	}
+	return c + manifestSuffix
+}
+
+// isManifest says whether the file at p starts as a manifest does.
+func isManifest(p string) bool {
+	f, _, err := openData(p)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	b := make([]byte, 8)
+	_, err = io.ReadFull(f, b)
+	return err == nil && manifest.IsManifest(b)
+}

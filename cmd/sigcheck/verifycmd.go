@@ -1,0 +1,358 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+
+	"github.com/sigcheck/sigcheck/internal/progress"
+	"github.com/sigcheck/sigcheck/tree/manifest"
+)
+
+// span is a run of consecutive corrupted segments, as bytes.
+type span struct {
+	First  int   `json:"first_segment"`
+	Last   int   `json:"last_segment"`
+	Offset int64 `json:"offset"`
+	Length int64 `json:"length"`
+}
+
+func (s span) String() string {
+	segs := fmt.Sprintf("segment %d", s.First)
+	if s.Last > s.First {
+		segs = fmt.Sprintf("segments %d-%d", s.First, s.Last)
+	}
+	return fmt.Sprintf("bytes %d-%d (%d byte%s, %s)", s.Offset, s.Offset+s.Length-1, s.Length, plural(int(s.Length)), segs)
+}
+
+// spans turns runs of segments of file i into byte ranges.
+func spans(m *manifest.Manifest, i int, runs []manifest.Run) []span {
+	out := []span{}
+	for _, r := range runs {
+		off, _ := m.SegmentRange(i, r.First)
+		end, n := m.SegmentRange(i, r.First+r.N-1)
+		out = append(out, span{First: r.First, Last: r.First + r.N - 1, Offset: off, Length: end + n - off})
+	}
+	return out
+}
+
+// fileVerdict is what verify and repair say of one file, in text or JSON.
+type fileVerdict struct {
+	File          string `json:"file"`
+	OK            bool   `json:"ok"`
+	Missing       bool   `json:"missing,omitempty"`
+	InPlace       string `json:"in_place,omitempty"` // what is there instead of a regular file
+	Size          int64  `json:"size"`               // bytes found (0 when absent)
+	ExpectedSize  int64  `json:"expected_size"`      // bytes the manifest says
+	Segments      int    `json:"segments"`
+	Corrupted     []span `json:"corrupted"`
+	MissingFrom   int64  `json:"missing_from,omitempty"`
+	MissingBytes  int64  `json:"missing_bytes,omitempty"`
+	AppendedBytes int64  `json:"appended_bytes,omitempty"`
+	Unchecked     int64  `json:"unchecked,omitempty"` // segments whose hashes the manifest lost
+	Problem       string `json:"problem,omitempty"`
+	// What repair did.
+	CopiedFrom string `json:"copied_from,omitempty"`
+	Created    bool   `json:"created,omitempty"`
+	Mode       string `json:"mode,omitempty"`
+	Repaired   int64  `json:"repaired_segments,omitempty"`
+	Cut        int64  `json:"cut_bytes,omitempty"`
+	LeftAlone  string `json:"left_alone,omitempty"`
+}
+
+// verdict is what verify and repair say of a set.
+type verdict struct {
+	Manifest       string         `json:"manifest"`
+	Version        int            `json:"version"`
+	OK             bool           `json:"ok"`
+	ManifestDamage *damageVerdict `json:"manifest_damage,omitempty"`
+	Files          []*fileVerdict `json:"files"`
+	Repairable     *bool          `json:"repairable,omitempty"`
+	Repair         string         `json:"repair,omitempty"` // what the parity can do
+	Problem        string         `json:"problem,omitempty"`
+
+	statuses []*manifest.Status
+}
+
+type damageVerdict struct {
+	MainCopiesIntact int   `json:"main_copies_intact"`
+	MainCopies       int   `json:"main_copies"`
+	DamagedBlocks    int   `json:"damaged_hash_blocks"`
+	LostHashes       int64 `json:"lost_hashes"`
+	DamagedParity    int   `json:"damaged_parity_chunks"`
+	ParityChunk      int   `json:"parity_chunk_bytes,omitempty"`
+}
+
+// inspect checks every file of the set.
+func inspect(e *env, s *manifest.Set) (*verdict, error) {
+	v := &verdict{Manifest: s.Path, Version: s.Version, OK: true}
+	if d := s.Damage; d.Any() || s.Parity > 0 {
+		if p, chunk := s.DamagedParity(); d.Any() || p > 0 {
+			v.ManifestDamage = &damageVerdict{d.MainCopies, 3, d.NodeBlocks + d.LeafBlocks, d.LostLeaves, p, chunk}
+		}
+	}
+	bar := progress.New(e.stderr, "checking "+filepath.Base(s.Path), 0, "B")
+	sts, err := s.Check(context.Background(), barProgress(bar))
+	bar.Done()
+	if err != nil {
+		return nil, err
+	}
+	v.statuses = sts
+	for _, st := range sts {
+		fv := fileVerdictOf(s, st)
+		v.Files = append(v.Files, fv)
+		v.OK = v.OK && fv.OK
+	}
+	return v, nil
+}
+
+func fileVerdictOf(s *manifest.Set, st *manifest.Status) *fileVerdict {
+	i, rep := st.File, st.Report
+	mf := s.Files[i]
+	fv := &fileVerdict{File: s.Name(i), ExpectedSize: mf.Size, Segments: mf.Segments, OK: st.Entry.Kind == manifest.Regular && rep.OK()}
+	switch st.Entry.Kind {
+	case manifest.Missing:
+		fv.Missing = true
+	case manifest.Other:
+		fv.InPlace = st.Entry.What
+	default:
+		fv.Size = rep.Size
+		fv.Corrupted = spans(s.Manifest, i, rep.Corrupted)
+		if from, n := rep.Missing(); n > 0 {
+			fv.MissingFrom, fv.MissingBytes = from, n
+		}
+		fv.AppendedBytes = rep.Appended()
+		if rep.Foreign() && manifest.Count(rep.Corrupted) > 1 {
+			fv.Problem = fmt.Sprintf("every segment differs: is %s the manifest of this file? (it was made for %q)", s.Path, mf.Name)
+		}
+	}
+	if fv.Corrupted == nil {
+		fv.Corrupted = []span{}
+	}
+	fv.Unchecked = manifest.Count(rep.Unchecked)
+	return fv
+}
+
+func (v *verdict) print(e *env, asJSON bool) error {
+	if asJSON {
+		return json.NewEncoder(e.stdout).Encode(v)
+	}
+	w := e.stdout
+	if d := v.ManifestDamage; d != nil {
+		line := fmt.Sprintf("%s: damaged, still usable: %d of %d copies of its main block intact, %d damaged block%s of hashes",
+			v.Manifest, d.MainCopiesIntact, d.MainCopies, d.DamagedBlocks, plural(d.DamagedBlocks))
+		if d.DamagedParity > 0 {
+			line += fmt.Sprintf(", %d damaged chunk%s of parity (of %s each)", d.DamagedParity, plural(d.DamagedParity), sizeWords(int64(d.ParityChunk)))
+		}
+		if d.LostHashes > 0 {
+			hashes := "hashes"
+			if d.LostHashes == 1 {
+				hashes = "hash"
+			}
+			line += fmt.Sprintf(", %d segment %s lost", d.LostHashes, hashes)
+		}
+		emit(w, "%s", line)
+	}
+	for _, f := range v.Files {
+		f.print(w, v.Manifest)
+	}
+	for _, line := range []string{v.Repair, v.Problem} {
+		if line != "" {
+			emit(w, "%s: %s", v.Manifest, line)
+		}
+	}
+	return nil
+}
+
+func (f *fileVerdict) print(w io.Writer, manifestPath string) {
+	name := f.File
+	if f.CopiedFrom != "" {
+		emit(w, "%s: missing, found as %s: copied from it (left where it was)", name, f.CopiedFrom)
+	}
+	if f.Created {
+		emit(w, "%s: missing: made anew, mode %s", name, f.Mode)
+	}
+	if f.LeftAlone != "" {
+		emit(w, "%s: left alone: %s", name, f.LeftAlone)
+	}
+	switch {
+	case f.OK && f.Repaired > 0:
+		all := fmt.Sprintf("all %d segments now match", f.Segments)
+		if f.Segments == 1 {
+			all = "its segment now matches"
+		}
+		emit(w, "%s: repaired %d segment%s from parity; %s %s", name, f.Repaired, plural(int(f.Repaired)), all, manifestPath)
+	case f.OK && f.Segments == 1:
+		emit(w, "%s: OK, its segment matches %s", name, manifestPath)
+	case f.OK:
+		emit(w, "%s: OK, all %d segments match %s", name, f.Segments, manifestPath)
+	case f.Missing:
+		emit(w, "%s: missing (%d byte%s)", name, f.ExpectedSize, plural(int(f.ExpectedSize)))
+	case f.InPlace != "":
+		emit(w, "%s: %s in its place, not followed: counted as missing (%d byte%s)", name, f.InPlace, f.ExpectedSize, plural(int(f.ExpectedSize)))
+	}
+	if f.Cut > 0 {
+		emit(w, "%s: cut %d appended byte%s", name, f.Cut, plural(int(f.Cut)))
+	}
+	if len(f.Corrupted) > 0 {
+		var n int
+		for _, s := range f.Corrupted {
+			n += s.Last - s.First + 1
+		}
+		emit(w, "%s: %d of %d segment%s corrupted:", name, n, f.Segments, plural(f.Segments))
+		for _, s := range f.Corrupted {
+			fmt.Fprintf(w, "  %s\n", s)
+		}
+	}
+	if f.MissingBytes > 0 && !f.Missing {
+		emit(w, "%s: truncated: %d byte%s missing from offset %d (the manifest says %d bytes)",
+			name, f.MissingBytes, plural(int(f.MissingBytes)), f.MissingFrom, f.ExpectedSize)
+	}
+	if f.AppendedBytes > 0 {
+		emit(w, "%s: extended: %d byte%s appended at offset %d", name, f.AppendedBytes, plural(int(f.AppendedBytes)), f.ExpectedSize)
+	}
+	if f.Unchecked > 0 && !f.Missing && f.InPlace == "" {
+		emit(w, "%s: %d segment%s not checked: the manifest lost their hashes", name, f.Unchecked, plural(int(f.Unchecked)))
+	}
+	if f.Problem != "" {
+		emit(w, "%s: %s", name, f.Problem)
+	}
+}
+
+// lost counts the segments the files lost.
+func (v *verdict) lost() int64 {
+	var n int64
+	for _, st := range v.statuses {
+		n += manifest.Count(st.Report.Lost())
+	}
+	return n
+}
+
+// planWords says whether the parity can rebuild what was lost.
+func planWords(s *manifest.Set, v *verdict) (bool, string) {
+	err := s.Plan(manifest.Reports(v.statuses))
+	if err == nil {
+		n := v.lost()
+		return true, fmt.Sprintf("repairable: the parity rebuilds the %d lost segment%s (sigcheck repair)", n, plural(int(n)))
+	}
+	return false, "not repairable: " + plain(err.Error())
+}
+
+const verifyHelp = "[FILE|DIR] [MANIFEST], or MANIFEST alone: the manifest is FILE" + manifestSuffix + " (DIR" + manifestSuffix + ")\n" +
+	"unless named, and the files are where it says, relative to its directory (a\n" +
+	"one-file manifest's file is FILE when given)."
+
+func runVerify(e *env, args []string) error {
+	fs := flags(e, "verify", "Checks files against their manifest: "+verifyHelp+"\n\n"+
+		"Reports, per file, the corrupted segments as byte ranges, the bytes missing from a\n"+
+		"truncated file or appended to an extended one (the common part is checked), a\n"+
+		"missing file, damage to the manifest itself, and whether the parity can repair\n"+
+		"it all. It follows no symlink in the set's directory and opens nothing but\n"+
+		"regular files: a symlink, FIFO, device or directory in a file's place counts\n"+
+		"as the file missing. Names with a backslash or a line break are escaped as\n"+
+		"sha256sum escapes them. Exit status 0 when every file matches, 1 when any does\n"+
+		"not, 2 when the manifest is unreadable.")
+	asJSON := fs.Bool("json", false, "print the verdict as JSON")
+	pos, err := parse(fs, args, -1)
+	if err != nil {
+		return err
+	}
+	s, err := openSet(pos)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	v, err := inspect(e, s)
+	if err != nil {
+		return err
+	}
+	if !v.OK {
+		ok, words := planWords(s, v)
+		v.Repairable, v.Repair = &ok, words
+	}
+	if err := v.print(e, *asJSON); err != nil {
+		return err
+	}
+	if !v.OK {
+		return negativeError{}
+	}
+	return nil
+}
+
+func runRepair(e *env, args []string) error {
+	fs := flags(e, "repair", "Repairs files from their manifest's parity: "+verifyHelp+"\n\n"+
+		"Checks every file, rebuilds corrupted segments, the tail of a truncated file\n"+
+		"and missing files, checks each rebuilt segment against the manifest's hashes\n"+
+		"before writing it, and cuts appended bytes, as par2 does. A missing file found\n"+
+		"renamed in its directory (same size, same first segment) is copied back; the\n"+
+		"other file stays. A file made anew gets the mode the manifest kept.\n\n"+
+		"It writes only inside the set's directory, follows no symlink there, and leaves\n"+
+		"alone, saying so: a symlink, FIFO, device or directory in a file's place; a\n"+
+		"file of which no segment matches and whose size or name differs from the\n"+
+		"manifest's (it may be another file); a file with other hard links; and, when\n"+
+		"no segment of any file matches, the whole set (the wrong manifest). -force\n"+
+		"writes the last three anyway. Nothing is changed unless the parity suffices.\n"+
+		"Exit status 0 when every file matches at the end, 1 when they cannot all be\n"+
+		"repaired, 2 for an unreadable manifest.")
+	asJSON := fs.Bool("json", false, "print the verdict as JSON")
+	force := fs.Bool("force", false, "rewrite files that look like others than the manifest's, and files with other hard links")
+	pos, err := parse(fs, args, -1)
+	if err != nil {
+		return err
+	}
+	s, err := openSet(pos)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	v, err := inspect(e, s)
+	if err != nil {
+		return err
+	}
+	if v.OK {
+		return v.print(e, *asJSON)
+	}
+	done, err := s.Repair(context.Background(), v.statuses, manifest.RepairOptions{Force: *force})
+	if err != nil {
+		if !errors.Is(err, manifest.ErrTooManyFaults) && !errors.Is(err, manifest.ErrRepairCheck) && !errors.Is(err, manifest.ErrNotThisSet) {
+			return err
+		}
+		for i, d := range done {
+			v.Files[i].LeftAlone = d.LeftAlone
+		}
+		f := false
+		v.Repairable, v.Problem = &f, "cannot repair, nothing was changed: "+plain(err.Error())
+		if errors.Is(err, manifest.ErrRepairCheck) {
+			v.Problem = "repair stopped: " + plain(err.Error())
+		}
+		if err := v.print(e, *asJSON); err != nil {
+			return err
+		}
+		return negativeError{}
+	}
+	// Check everything again: what is reported is what is on disk.
+	after, err := inspect(e, s)
+	if err != nil {
+		return err
+	}
+	for i, d := range done {
+		f := after.Files[i]
+		f.Repaired, f.Cut, f.Created, f.CopiedFrom, f.LeftAlone = d.Rebuilt, d.Cut, d.Created, d.CopiedFrom, d.LeftAlone
+		if d.Mode != 0 {
+			f.Mode = fmt.Sprintf("%04o", d.Mode)
+		}
+	}
+	if !after.OK {
+		after.Problem = "not every file could be repaired: see above"
+	}
+	if err := after.print(e, *asJSON); err != nil {
+		return err
+	}
+	if !after.OK {
+		return negativeError{}
+	}
+	return nil
+}

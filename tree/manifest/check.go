@@ -1,0 +1,165 @@
+package manifest
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/sigcheck/sigcheck/csum"
+)
+
+// Report is what Check found of one file of a manifest.
+type Report struct {
+	File     int   // its index in the manifest's Files
+	Size     int64 // bytes found; -1 when the file is absent
+	Want     int64 // bytes the manifest says
+	Segments int   // the manifest's segments of the file
+	// Present is the number of leading segments wholly there, and
+	// compared: fewer than Segments when the file is truncated or absent.
+	Present   int
+	Matched   int64 // segments present whose hash is the manifest's
+	Corrupted []Run // segments present whose hash differs from the manifest's
+	Unchecked []Run // segments whose hash the manifest lost in both copies
+}
+
+// OK reports whether the file is exactly what the manifest describes
+// (segments it could not check aside).
+func (r *Report) OK() bool { return r.Size == r.Want && len(r.Corrupted) == 0 }
+
+// Missing returns where the data stops and how many bytes are missing
+// after it (0 unless the file is truncated or absent).
+func (r *Report) Missing() (from, n int64) {
+	from = max(r.Size, 0)
+	return from, max(0, r.Want-from)
+}
+
+// Appended returns the bytes found past the end the manifest says.
+func (r *Report) Appended() int64 { return max(0, r.Size-r.Want) }
+
+// Lost returns the segments a repair must rebuild: the corrupted ones and
+// those not wholly there.
+func (r *Report) Lost() []Run {
+	if r.Present >= r.Segments {
+		return append([]Run(nil), r.Corrupted...)
+	}
+	return union(r.Corrupted, []Run{{r.Present, r.Segments - r.Present}})
+}
+
+// Foreign reports whether segments of the file were compared and none
+// matched: it may not be the file the manifest was made of.
+func (r *Report) Foreign() bool { return r.Matched == 0 && len(r.Corrupted) > 0 }
+
+// Absent returns the report of file i when it is not there (missing, or
+// something else in its place).
+func (m *Manifest) Absent(i int) *Report {
+	f := &m.Files[i]
+	return &Report{File: i, Size: -1, Want: f.Size, Segments: f.Segments, Unchecked: m.lostLeaves(i)}
+}
+
+// Check compares the size bytes of file i readable from r with the
+// manifest. A file of another length is compared over what it has in
+// common with the manifest's: the report says how many bytes are missing
+// or appended, and which segments of the common part differ. progress, if
+// not nil, is called with the bytes done so far. Memory is a megabyte or
+// a segment, whichever is larger.
+func (m *Manifest) Check(ctx context.Context, i int, r io.ReaderAt, size int64, progress func(int64)) (*Report, error) {
+	if i < 0 || i >= len(m.Files) {
+		return nil, fmt.Errorf("%w: file %d of %d", ErrShape, i, len(m.Files))
+	}
+	if size < 0 {
+		return m.Absent(i), nil
+	}
+	f := &m.Files[i]
+	rep := m.Absent(i)
+	rep.Size, rep.Present = size, f.Segments
+	if size < f.Size {
+		rep.Present = int(size / int64(m.Segment))
+	}
+	seg := int64(m.Segment)
+	hs := m.Hash.Size()
+	per := min(max(1, readChunk/seg), int64(max(rep.Present, 1)))
+	buf := make([]byte, min(per*seg, f.Size))
+	want := make([]byte, per*int64(hs))
+	alt := make([]byte, per*int64(hs))
+	unchecked := rep.Unchecked
+	for j0 := 0; j0 < rep.Present; j0 += int(per) {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		j1 := min(j0+int(per), rep.Present)
+		off := int64(j0) * seg
+		data := buf[:min(int64(j1)*seg, f.Size)-off]
+		if k, err := r.ReadAt(data, off); k < len(data) {
+			if err == nil || err == io.EOF {
+				return nil, fmt.Errorf("%w: %s ends at byte %d, not %d as it said", ErrSize, f.Name, off+int64(k), size)
+			}
+			return nil, fmt.Errorf("manifest: reading %s at byte %d: %w", f.Name, off, err)
+		}
+		a, b := m.leafAt(i, j0)
+		w := want[:(j1-j0)*hs]
+		// A truncated manifest reads short: its missing blocks are
+		// already marked damaged.
+		if _, err := m.f.ReadAt(w, m.nodesAt+a); err != nil && err != io.EOF {
+			return nil, fmt.Errorf("manifest: reading the manifest: %w", err)
+		}
+		altRead := false
+		for j := j0; j < j1; j++ {
+			for len(unchecked) > 0 && unchecked[0].end() <= j {
+				unchecked = unchecked[1:]
+			}
+			if len(unchecked) > 0 && unchecked[0].First <= j {
+				continue
+			}
+			k := (j - j0) * hs
+			exp := w[k : k+hs]
+			if !m.nodeOK[(a+int64(k))/hashBlock] {
+				if !altRead {
+					if _, err := m.f.ReadAt(alt[:len(w)], m.leavesAt+b); err != nil && err != io.EOF {
+						return nil, fmt.Errorf("manifest: reading the manifest: %w", err)
+					}
+					altRead = true
+				}
+				exp = alt[k : k+hs]
+			}
+			so := int64(j-j0) * seg
+			got := m.Hash.Leaf(data[so:min(so+seg, int64(len(data)))], uint64(j+f.Segments-1))
+			if got == decodeHash(exp) {
+				rep.Matched++
+			} else {
+				rep.Corrupted = appendSegment(rep.Corrupted, j)
+			}
+		}
+		if progress != nil {
+			progress(off + int64(len(data)))
+		}
+	}
+	return rep, nil
+}
+
+// Matches reports whether r (size bytes) looks like file i: the same size
+// and the same first segment. It finds a renamed file cheaply; Check says
+// whether all of it matches.
+func (m *Manifest) Matches(i int, r io.ReaderAt, size int64) bool {
+	f := &m.Files[i]
+	if size != f.Size {
+		return false
+	}
+	want, ok, err := m.Leaf(i, 0)
+	if err != nil || !ok {
+		return false
+	}
+	_, n := m.SegmentRange(i, 0)
+	b := make([]byte, n)
+	if k, _ := r.ReadAt(b, 0); int64(k) != n {
+		return false
+	}
+	return m.Hash.Leaf(b, uint64(f.Segments-1)) == want
+}
+
+func decodeHash(b []byte) csum.Value {
+	v := csum.Value{Lo: le64(b)}
+	if len(b) == 16 {
+		v.Hi = le64(b[8:])
+	}
+	return v
+}

@@ -1,0 +1,332 @@
+package manifest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+)
+
+// A Set is a manifest opened with the directory its files are in. Every
+// file of the set is reached through the Dir, so verify and repair never
+// read or write outside it, nor follow a link inside it.
+type Set struct {
+	*Manifest
+	Path  string // the manifest's path, as given
+	Dir   *Dir
+	file  *os.File
+	self  fs.FileInfo // the manifest's own file: never one of the set's
+	names []string    // each file's name in Dir
+}
+
+// ErrNotThisSet is returned by Repair when nothing of the files matches the
+// manifest: it may not be theirs, and repair would overwrite them whole.
+var ErrNotThisSet = errors.New("no segment of any file matches the manifest")
+
+// OpenSet opens the manifest at mpath and the directory of its files: the
+// manifest's own directory, where its files are by the names it keeps;
+// or, for a manifest of one file, file's directory when file is given, the
+// file being there under its own name (a file checked against the
+// manifest of another name).
+func OpenSet(mpath, file string) (*Set, error) {
+	f, size, err := OpenRegular(mpath)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	m, err := Open(f, size)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%s: %w", mpath, err)
+	}
+	s := &Set{Manifest: m, Path: mpath, file: f, self: fi}
+	dir := filepath.Dir(mpath)
+	for _, mf := range m.Files {
+		s.names = append(s.names, mf.Name)
+	}
+	if file != "" && len(m.Files) == 1 {
+		dir = filepath.Dir(file)
+		s.names[0] = filepath.Base(file)
+	}
+	if s.Dir, err = OpenDir(dir); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Close closes the manifest and the directory.
+func (s *Set) Close() error {
+	s.Dir.Close()
+	return s.file.Close()
+}
+
+// Name returns where file i is looked for, as a user names it.
+func (s *Set) Name(i int) string { return s.Dir.Join(s.names[i]) }
+
+// Status is what Check found of one file of a set.
+type Status struct {
+	File   int
+	Entry  Entry   // what is in its place
+	Report *Report // an absent file's when Entry is not Regular
+}
+
+// Check checks every file of the set. A file missing, or with something
+// other than a regular file in its place, is reported absent, and the
+// others are still checked. progress, if not nil, is called with the
+// bytes checked so far and their total.
+func (s *Set) Check(ctx context.Context, progress func(done, total int64)) ([]*Status, error) {
+	entries := make([]Entry, len(s.Files))
+	var total, done int64
+	for i := range s.Files {
+		e, err := s.Dir.Stat(s.names[i])
+		if err != nil {
+			return nil, err
+		}
+		entries[i] = e
+		if e.Kind == Regular {
+			total += min(e.Size, s.Files[i].Size)
+		}
+	}
+	var out []*Status
+	for i := range s.Files {
+		st := &Status{File: i, Entry: entries[i]}
+		if st.Entry.Kind == Regular {
+			rep, e, err := s.checkFile(ctx, i, s.names[i], func(d int64) {
+				if progress != nil {
+					progress(done+d, total)
+				}
+			})
+			if err != nil {
+				return nil, err
+			}
+			st.Entry, st.Report = e, rep
+			done += max(0, min(rep.Size, rep.Want))
+		}
+		if st.Report == nil {
+			st.Report = s.Absent(i)
+		}
+		out = append(out, st)
+	}
+	return out, nil
+}
+
+// checkFile checks the regular file at name as file i; a nil report
+// when there is none there after all.
+func (s *Set) checkFile(ctx context.Context, i int, name string, progress func(int64)) (*Report, Entry, error) {
+	f, e, err := s.Dir.Open(name)
+	if err != nil || f == nil {
+		return nil, e, err
+	}
+	defer f.Close()
+	rep, err := s.Manifest.Check(ctx, i, f, e.Size, progress)
+	if err != nil {
+		return nil, e, fmt.Errorf("%s: %w", s.Dir.Join(name), err)
+	}
+	return rep, e, nil
+}
+
+// OK reports whether every file is as the manifest says.
+func OK(sts []*Status) bool {
+	for _, st := range sts {
+		if st.Entry.Kind != Regular || !st.Report.OK() {
+			return false
+		}
+	}
+	return true
+}
+
+// Reports returns the statuses' reports.
+func Reports(sts []*Status) []*Report {
+	r := make([]*Report, len(sts))
+	for i, st := range sts {
+		r[i] = st.Report
+	}
+	return r
+}
+
+// RepairOptions are Repair's.
+type RepairOptions struct {
+	// Force rewrites files that look like others than the manifest's
+	// (no segment matches, and the size or name differs), files with more
+	// than one hard link, and sets of which nothing matches.
+	Force bool
+	// Memory bounds the rebuild's buffers (0: DefaultMemory).
+	Memory int64
+	// Progress, if not nil, follows the check of a file found renamed.
+	Progress func(done, total int64)
+}
+
+// Done is what Repair did to one file, or why it left it alone.
+type Done struct {
+	File       int
+	Rebuilt    int64       // segments rebuilt and written
+	Created    bool        // the file was missing, and is made anew
+	CopiedFrom string      // the file was missing and found under this name: copied, and the other left
+	Cut        int64       // appended bytes cut
+	Mode       fs.FileMode // the mode a created file was given
+	LeftAlone  string      // why a damaged or missing file was not touched
+}
+
+// Changed reports whether anything was written to the file.
+func (d *Done) Changed() bool { return d.Rebuilt > 0 || d.Created || d.Cut > 0 || d.CopiedFrom != "" }
+
+// Repair rebuilds what Check found lost, from the parity, into the set's
+// directory. It writes only regular files that are the set's, and creates
+// missing ones; it never follows a link, replaces something else in a
+// file's place, moves a file, or writes the manifest. Nothing at all is
+// written unless the parity suffices for everything it is to rebuild.
+// It leaves alone (saying why in Done):
+//   - something other than a regular file in a file's place;
+//   - a file of which no segment matches the manifest and whose size or
+//     name differs from the manifest's: it may be another file;
+//   - a file with more than one hard link: writing it would change the
+//     file under its other names too;
+//
+// the last two unless opt.Force. And a set of which no segment of any
+// file matches is not repaired at all without opt.Force (ErrNotThisSet).
+// A file left alone counts as lost for the parity, which then serves the
+// others. A missing file found under another name in its directory (same
+// size, same first segment) is copied back, the other left where it is.
+// Created files get the mode the manifest keeps.
+func (s *Set) Repair(ctx context.Context, sts []*Status, opt RepairOptions) ([]Done, error) {
+	done := make([]Done, len(s.Files))
+	reports := make([]*Report, len(s.Files))
+	found := map[int]string{} // renamed files: file → name found under
+	matched, compared := false, false
+	for i, st := range sts {
+		done[i].File, reports[i] = i, st.Report
+		matched = matched || st.Report.Matched > 0
+		compared = compared || len(st.Report.Corrupted) > 0
+		switch st.Entry.Kind {
+		case Other:
+			done[i].LeftAlone = st.Entry.What + ": neither followed nor replaced (move it away, and repair again to rebuild the file)"
+		case Missing:
+			if name, rep := s.findRenamed(ctx, i, opt.Progress); rep != nil {
+				found[i], reports[i] = name, rep
+				matched = true
+			}
+		case Regular:
+			r := st.Report
+			if r.OK() {
+				break
+			}
+			switch {
+			case os.SameFile(st.Entry.info, s.self):
+				done[i].LeftAlone = "is the manifest itself"
+			case r.Foreign() && (r.Size != r.Want || path.Base(s.names[i]) != path.Base(s.Files[i].Name)) && !opt.Force:
+				done[i].LeftAlone = fmt.Sprintf("no segment matches the manifest, and it is %s: is it the file the manifest was made of? (-force rebuilds it)",
+					mismatch(r.Size, r.Want, path.Base(s.names[i]), path.Base(s.Files[i].Name)))
+			case st.Entry.Links > 1 && !opt.Force:
+				done[i].LeftAlone = fmt.Sprintf("has %d hard links: not written, so as not to change it under its other names (-force writes it)", st.Entry.Links)
+			}
+		}
+		if done[i].LeftAlone != "" {
+			reports[i] = s.Absent(i)
+		}
+	}
+	if !matched && compared && !opt.Force {
+		return done, fmt.Errorf("%w: is it the manifest of these files? (-force repairs them anyway)", ErrNotThisSet)
+	}
+	if err := s.Plan(reports); err != nil {
+		return done, err
+	}
+	// The parity suffices: from here on, files are written.
+	targets := newTargets(s.Dir)
+	defer targets.close()
+	ts := make([]Target, len(s.Files))
+	for i, st := range sts {
+		r := reports[i]
+		switch {
+		case done[i].LeftAlone != "":
+			continue
+		case found[i] != "":
+			f, err := s.Dir.Copy(found[i], s.names[i])
+			if err != nil {
+				return done, err
+			}
+			ts[i], done[i].CopiedFrom = targets.add(s.names[i], f, true), s.Dir.Join(found[i])
+		case st.Entry.Kind == Regular:
+			ts[i] = targets.lazy(s.names[i], st.Entry, !r.OK())
+		case st.Entry.Kind == Missing:
+			f, err := s.Dir.Create(s.names[i])
+			if err != nil {
+				return done, err
+			}
+			ts[i], done[i].Created = targets.add(s.names[i], f, true), true
+		}
+		done[i].Rebuilt = Count(r.Lost())
+		done[i].Cut = r.Appended()
+	}
+	if err := s.Manifest.Repair(ctx, ts, reports, opt.Memory); err != nil {
+		return done, err
+	}
+	for i := range done {
+		if done[i].Created || done[i].CopiedFrom != "" {
+			mode := s.Files[i].Mode
+			if mode == 0 {
+				mode = 0o644 // version 2 kept no modes: what it made files with
+			}
+			if err := targets.chmod(s.names[i], mode); err != nil {
+				return done, err
+			}
+			done[i].Mode = mode
+		}
+	}
+	return done, targets.sync()
+}
+
+// mismatch says how a file differs from the manifest's, besides its data.
+func mismatch(size, want int64, name, wantName string) string {
+	switch {
+	case size != want && name != wantName:
+		return fmt.Sprintf("%d bytes where the manifest says %d, and named %q where it says %q", size, want, name, wantName)
+	case size != want:
+		return fmt.Sprintf("%d bytes where the manifest says %d", size, want)
+	}
+	return fmt.Sprintf("named %q where the manifest says %q", name, wantName)
+}
+
+// findRenamed looks in the directory of missing file i for a regular file
+// of its size, not one of the set, whose first segment matches, and
+// checks it whole: a file renamed since the manifest was made.
+func (s *Set) findRenamed(ctx context.Context, i int, progress func(done, total int64)) (string, *Report) {
+	taken := map[string]bool{}
+	for _, n := range s.names {
+		taken[n] = true
+	}
+	for _, name := range s.Dir.List(path.Dir(s.names[i])) {
+		if taken[name] {
+			continue
+		}
+		e, err := s.Dir.Stat(name)
+		if err != nil || e.Kind != Regular || e.Size != s.Files[i].Size || os.SameFile(e.info, s.self) {
+			continue
+		}
+		f, _, err := s.Dir.Open(name)
+		if err != nil || f == nil {
+			continue
+		}
+		match := s.Matches(i, f, e.Size)
+		f.Close()
+		if !match {
+			continue
+		}
+		rep, _, err := s.checkFile(ctx, i, name, func(d int64) {
+			if progress != nil {
+				progress(d, e.Size)
+			}
+		})
+		if err == nil && rep != nil {
+			return name, rep
+		}
+	}
+	return "", nil
+}
