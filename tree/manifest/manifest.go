@@ -333,3 +333,9 @@ func (m *Manifest) Leaf(i, j int) (csum.Value, bool, error) {
 	}
 	return decodeHash(hb), true, nil
 }
+
+// ParityRange returns where parity segment k of stripe s is in the
+// manifest, and its length: for tools and tests that damage it on purpose.
+func (m *Manifest) ParityRange(s, k int) (off, n int64) {
+	return m.parityAt + (int64(s)*int64(m.Parity)+int64(k))*int64(m.shard), int64(m.shard)
+}
