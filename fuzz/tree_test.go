@@ -146,6 +146,9 @@ func FuzzManifest(f *testing.F) {
 			if err != nil {
 				t.Fatalf("Check of a file of the right size: %v", err)
 			}
+			if err := m.Find(ctx, i, file, mf.Size, rep, nil); err != nil {
+				t.Fatalf("Find: %v", err)
+			}
 			files, reps = append(files, file), append(reps, rep)
 		}
 		if err := m.Repair(ctx, files, reps, 1<<20); err == nil {

@@ -70,9 +70,10 @@ func TestPar2HeadToHead(t *testing.T) {
 		// damage applies one pattern to a directory's copy of the files (and
 		// to its recovery data, rec blocks of it).
 		type damage struct {
-			name  string
-			apply func(dir string, rec int, tool string)
-			rec   int
+			name   string
+			apply  func(dir string, rec int, tool string)
+			rec    int
+			beyond bool // past par2's reach, not sigcheck's
 		}
 		rnd := func(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, uint64(r))) }
 		// blocksOf lists every (file, block) of the set, in order.
@@ -103,17 +104,17 @@ func TestPar2HeadToHead(t *testing.T) {
 		var cases []damage
 		for _, k := range []int{count, count + 1} {
 			for seed := range uint64(4) {
-				cases = append(cases, damage{fmt.Sprintf("%d scattered blocks (draw %d)", k, seed), scattered(k, seed), 0})
+				cases = append(cases, damage{fmt.Sprintf("%d scattered blocks (draw %d)", k, seed), scattered(k, seed), 0, false})
 			}
 			cases = append(cases, damage{fmt.Sprintf("a burst over %d blocks", k), func(dir string, _ int, _ string) {
 				path := filepath.Join(dir, "alpha.bin")
 				b, _ := os.ReadFile(path)
 				clear(b[10*block+100 : 10*block+100+(k-1)*block])
 				os.WriteFile(path, b, 0o644)
-			}, 0})
+			}, 0, false})
 			cases = append(cases, damage{fmt.Sprintf("alpha.bin cut by %d blocks", k), func(dir string, _ int, _ string) {
 				os.Truncate(filepath.Join(dir, "alpha.bin"), int64(75-k)*block)
-			}, 0})
+			}, 0, false})
 			cases = append(cases, damage{fmt.Sprintf("delta.txt missing, and %d scattered blocks of alpha.bin", k-3), func(dir string, _ int, _ string) {
 				os.Remove(filepath.Join(dir, "delta.txt"))
 				var picks [][2]int
@@ -121,10 +122,28 @@ func TestPar2HeadToHead(t *testing.T) {
 					picks = append(picks, [2]int{0, 5 * b})
 				}
 				flipBlocks(dir, picks)
-			}, 0})
+			}, 0, false})
 			j := count / 2
-			cases = append(cases, damage{fmt.Sprintf("%d recovery blocks damaged, and %d scattered blocks", j, k-j), scattered(k-j, 9), j})
+			cases = append(cases, damage{fmt.Sprintf("%d recovery blocks damaged, and %d scattered blocks", j, k-j), scattered(k-j, 9), j, false})
+			cases = append(cases, damage{fmt.Sprintf("a byte inserted at 0, and %d scattered blocks", k), func(dir string, _ int, _ string) {
+				path := filepath.Join(dir, "alpha.bin")
+				scattered(k, 11)(dir, 0, "")
+				b, _ := os.ReadFile(path)
+				os.WriteFile(path, append([]byte{'!'}, b...), 0o644)
+			}, 0, false})
+			cases = append(cases, damage{fmt.Sprintf("%d bytes removed from a block, and %d scattered blocks", 1000, k-1), func(dir string, _ int, _ string) {
+				path := filepath.Join(dir, "beta.bin")
+				scattered(k-1, 12)(dir, 0, "")
+				b, _ := os.ReadFile(path)
+				os.WriteFile(path, slices.Concat(b[:5*block+10], b[5*block+1010:]), 0o644)
+			}, 0, false})
 		}
+		// Beyond par2: a byte of every recovery block damaged, each in
+		// another KiB (a chunk of sigcheck's parity), so that each KiB loses
+		// a quarter of the rows: par2 has no recovery block left; sigcheck
+		// rebuilds what the other three quarters can.
+		q := (count + 3) / 4
+		cases = append(cases, damage{fmt.Sprintf("every recovery block damaged, and %d scattered blocks", count-q), scattered(count-q, 13), -count, true})
 		for _, c := range cases {
 			// Each tool on a fresh copy, the same damage.
 			var p2ok, scok bool
@@ -137,9 +156,9 @@ func TestPar2HeadToHead(t *testing.T) {
 				}
 				copyDir(t, src, dir)
 				c.apply(dir, c.rec, tool)
-				if c.rec > 0 {
+				if c.rec != 0 {
 					if tool == "par2" {
-						damagePar2Recovery(t, dir, c.rec)
+						damagePar2Recovery(t, dir, max(c.rec, -c.rec))
 					} else {
 						damageParity(t, filepath.Join(dir, "set.sigcheck"), man, c.rec)
 					}
@@ -155,9 +174,9 @@ func TestPar2HeadToHead(t *testing.T) {
 					scok = ok
 				}
 			}
-			table = append(table, fmt.Sprintf("%2d %%  %-55s par2 %-8s sigcheck %s", r, c.name, words(p2ok), words(scok)))
-			if p2ok && !scok {
-				t.Errorf("-r %d, %s: par2 repaired it, sigcheck did not", r, c.name)
+			table = append(table, fmt.Sprintf("%2d %%  %-60s par2 %-8s sigcheck %s", r, c.name, words(p2ok), words(scok)))
+			if p2ok && !scok || c.beyond && !scok {
+				t.Errorf("-r %d, %s: par2 %s, sigcheck %s", r, c.name, words(p2ok), words(scok))
 			}
 		}
 	}
@@ -239,13 +258,18 @@ func damagePar2Recovery(t *testing.T, dir string, n int) {
 }
 
 // damageParity flips a byte in each of the first n parity segments of a
-// manifest.
+// manifest, in the first KiB of each; n < 0 damages -n of them, each in the
+// next KiB in turn.
 func damageParity(t *testing.T, path string, m *manifest.Manifest, n int) {
 	t.Helper()
 	b, _ := os.ReadFile(path)
-	for k := range n {
-		off, _ := m.ParityRange(0, k)
-		b[off+100] ^= 0x55
+	for k := range max(n, -n) {
+		off, size := m.ParityRange(0, k)
+		at := int64(100)
+		if n < 0 {
+			at += int64(k) * 1024 % size
+		}
+		b[off+at] ^= 0x55
 	}
 	os.WriteFile(path, b, 0o644)
 }

@@ -39,6 +39,26 @@ func spans(m *manifest.Manifest, i int, runs []manifest.Run) []span {
 	return out
 }
 
+// moved is a run of segments found away from their place, by how many
+// bytes (positive: later in the file, after bytes inserted before them).
+type moved struct {
+	First int   `json:"first_segment"`
+	Last  int   `json:"last_segment"`
+	Shift int64 `json:"shift"`
+}
+
+func (mv moved) String() string {
+	segs := fmt.Sprintf("segment %d", mv.First)
+	if mv.Last > mv.First {
+		segs = fmt.Sprintf("segments %d-%d", mv.First, mv.Last)
+	}
+	dir, why, n := "later", "inserted", mv.Shift
+	if n < 0 {
+		dir, why, n = "earlier", "removed", -n
+	}
+	return fmt.Sprintf("%s found %d byte%s %s than their place (bytes %s before them)", segs, n, plural(int(n)), dir, why)
+}
+
 // fileVerdict is what verify and repair say of one file, in text or JSON.
 type fileVerdict struct {
 	File          string `json:"file"`
@@ -52,13 +72,15 @@ type fileVerdict struct {
 	MissingFrom   int64  `json:"missing_from,omitempty"`
 	MissingBytes  int64  `json:"missing_bytes,omitempty"`
 	AppendedBytes int64  `json:"appended_bytes,omitempty"`
-	Unchecked     int64  `json:"unchecked,omitempty"` // segments whose hashes the manifest lost
+	Moved         []moved `json:"moved,omitempty"`     // segments found elsewhere in the file
+	Unchecked     int64   `json:"unchecked,omitempty"` // segments whose hashes the manifest lost
 	Problem       string `json:"problem,omitempty"`
 	// What repair did.
 	CopiedFrom string `json:"copied_from,omitempty"`
 	Created    bool   `json:"created,omitempty"`
 	Mode       string `json:"mode,omitempty"`
 	Repaired   int64  `json:"repaired_segments,omitempty"`
+	PutBack    int64  `json:"moved_back_segments,omitempty"`
 	Cut        int64  `json:"cut_bytes,omitempty"`
 	LeftAlone  string `json:"left_alone,omitempty"`
 }
@@ -125,6 +147,9 @@ func fileVerdictOf(s *manifest.Set, st *manifest.Status) *fileVerdict {
 			fv.MissingFrom, fv.MissingBytes = from, n
 		}
 		fv.AppendedBytes = rep.Appended()
+		for _, mv := range rep.Moved {
+			fv.Moved = append(fv.Moved, moved{mv.First, mv.First + mv.N - 1, mv.Shift(s.Segment)})
+		}
 		if rep.Foreign() && manifest.Count(rep.Corrupted) > 1 {
 			fv.Problem = fmt.Sprintf("every segment differs: is %s the manifest of this file? (it was made for %q)", s.Path, mf.Name)
 		}
@@ -179,7 +204,7 @@ func (f *fileVerdict) print(w io.Writer, manifestPath string) {
 		emit(w, "%s: left alone: %s", name, f.LeftAlone)
 	}
 	switch {
-	case f.OK && f.Repaired > 0:
+	case f.OK && (f.Repaired > 0 || f.PutBack > 0):
 		all := fmt.Sprintf("all %d segments now match", f.Segments)
 		if f.Segments == 1 {
 			all = "its segment now matches"
@@ -194,6 +219,9 @@ func (f *fileVerdict) print(w io.Writer, manifestPath string) {
 	case f.InPlace != "":
 		emit(w, "%s: %s in its place, not followed: counted as missing (%d byte%s)", name, f.InPlace, f.ExpectedSize, plural(int(f.ExpectedSize)))
 	}
+	if f.PutBack > 0 {
+		emit(w, "%s: laid out anew: %d segment%s found moved put back in their places", name, f.PutBack, plural(int(f.PutBack)))
+	}
 	if f.Cut > 0 {
 		emit(w, "%s: cut %d appended byte%s", name, f.Cut, plural(int(f.Cut)))
 	}
@@ -206,6 +234,9 @@ func (f *fileVerdict) print(w io.Writer, manifestPath string) {
 		for _, s := range f.Corrupted {
 			fmt.Fprintf(w, "  %s\n", s)
 		}
+	}
+	for _, mv := range f.Moved {
+		emit(w, "%s: %s", name, mv)
 	}
 	if f.MissingBytes > 0 && !f.Missing {
 		emit(w, "%s: truncated: %d byte%s missing from offset %d (the manifest says %d bytes)",
@@ -340,7 +371,7 @@ func runRepair(e *env, args []string) error {
 	}
 	for i, d := range done {
 		f := after.Files[i]
-		f.Repaired, f.Cut, f.Created, f.CopiedFrom, f.LeftAlone = d.Rebuilt, d.Cut, d.Created, d.CopiedFrom, d.LeftAlone
+		f.Repaired, f.Cut, f.Created, f.CopiedFrom, f.LeftAlone, f.PutBack = d.Rebuilt, d.Cut, d.Created, d.CopiedFrom, d.LeftAlone, d.Moved
 		if d.Mode != 0 {
 			f.Mode = fmt.Sprintf("%04o", d.Mode)
 		}

@@ -20,6 +20,10 @@ type Report struct {
 	Matched   int64 // segments present whose hash is the manifest's
 	Corrupted []Run // segments present whose hash differs from the manifest's
 	Unchecked []Run // segments whose hash the manifest lost in both copies
+	// Moved are segments corrupted or missing at their place and found
+	// whole elsewhere in the file by Find: not lost, but the file must be
+	// laid out anew.
+	Moved []Moved
 }
 
 // OK reports whether the file is exactly what the manifest describes
@@ -37,17 +41,23 @@ func (r *Report) Missing() (from, n int64) {
 func (r *Report) Appended() int64 { return max(0, r.Size-r.Want) }
 
 // Lost returns the segments a repair must rebuild: the corrupted ones and
-// those not wholly there.
+// those not wholly there, less those found moved.
 func (r *Report) Lost() []Run {
-	if r.Present >= r.Segments {
-		return append([]Run(nil), r.Corrupted...)
+	lost := r.Corrupted
+	if r.Present < r.Segments {
+		lost = union(r.Corrupted, []Run{{r.Present, r.Segments - r.Present}})
 	}
-	return union(r.Corrupted, []Run{{r.Present, r.Segments - r.Present}})
+	moved := make([]Run, len(r.Moved))
+	for k, mv := range r.Moved {
+		moved[k] = mv.Run
+	}
+	return subtract(lost, moved)
 }
 
 // Foreign reports whether segments of the file were compared and none
-// matched: it may not be the file the manifest was made of.
-func (r *Report) Foreign() bool { return r.Matched == 0 && len(r.Corrupted) > 0 }
+// matched, at its place or moved: it may not be the file the manifest was
+// made of.
+func (r *Report) Foreign() bool { return r.Matched == 0 && len(r.Moved) == 0 && len(r.Corrupted) > 0 }
 
 // Absent returns the report of file i when it is not there (missing, or
 // something else in its place).

@@ -186,7 +186,10 @@ func Create(out ReadWriterAt, files []Source, opts ...Option) (*Manifest, error)
 	if m.nodeSums, err = blockSums(out, m.nodesAt, m.nodesLen); err != nil {
 		return nil, err
 	}
-	if m.leafSums, err = blockSums(out, m.leavesAt, m.copies[2]-m.leavesAt); err != nil {
+	if m.leafSums, err = blockSums(out, m.leavesAt, m.weakAt-m.leavesAt); err != nil {
+		return nil, err
+	}
+	if m.weakSums, err = blockSums(out, m.weakAt, m.copies[2]-m.weakAt); err != nil {
 		return nil, err
 	}
 	main := m.encodeMain()
@@ -197,6 +200,7 @@ func Create(out ReadWriterAt, files []Source, opts ...Option) (*Manifest, error)
 	}
 	m.nodeOK = trues(len(m.nodeSums))
 	m.leafOK = trues(len(m.leafSums))
+	m.weakOK = trues(len(m.weakSums))
 	m.Damage = Damage{MainCopies: mainCopies}
 	return m, nil
 }
@@ -248,6 +252,7 @@ func (w *writer) hashPass() error {
 	per := max(1, readChunk/seg)
 	buf := make([]byte, min(per*seg, max(1, m.Size())))
 	leaves := make([]byte, 0, per*int64(hs))
+	weak := make([]byte, 0, per*weakSize)
 	for i := range m.Files {
 		f := &m.Files[i]
 		for j0 := int64(0); j0 < int64(f.Segments); j0 += per {
@@ -257,17 +262,21 @@ func (w *writer) hashPass() error {
 			if err := w.readData(i, data, off); err != nil {
 				return err
 			}
-			leaves = leaves[:0]
+			leaves, weak = leaves[:0], weak[:0]
 			for j := j0; j < j1; j++ {
 				so := (j - j0) * seg
-				v := m.Hash.Leaf(data[min(so, int64(len(data))):min(so+seg, int64(len(data)))], uint64(j+int64(f.Segments)-1))
-				leaves = appendHash(leaves, v, hs)
+				d := data[min(so, int64(len(data))):min(so+seg, int64(len(data)))]
+				leaves = appendHash(leaves, m.Hash.Leaf(d, uint64(j+int64(f.Segments)-1)), hs)
+				weak = binary.LittleEndian.AppendUint32(weak, weakSum(d))
 			}
 			a, b := m.leafAt(i, int(j0))
 			if _, err := w.out.WriteAt(leaves, m.nodesAt+a); err != nil {
 				return err
 			}
 			if _, err := w.out.WriteAt(leaves, m.leavesAt+b); err != nil {
+				return err
+			}
+			if _, err := w.out.WriteAt(weak, m.weakAt+f.weak+j0*weakSize); err != nil {
 				return err
 			}
 			w.advance(int64(len(data)))

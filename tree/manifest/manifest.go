@@ -20,14 +20,17 @@ import (
 //
 // # Layout
 //
-//	main block, copy 1 | nodes | main block, copy 2 | parity | leaves | main block, copy 3
+//	main block, copy 1 | nodes | main block, copy 2 | parity | leaves | weak sums | main block, copy 3
 //
 // The main block holds what everything else is read by: the parameters,
 // each file's name, size, mode and root, and an XXH3-64 of every 4 KiB
 // block of the nodes and the leaves and of every chunk of parity; it has a
 // checksum of its own and is kept three times, far apart (par2 repeats its
 // main packet likewise). The nodes are each file's 2n-1 node hashes in
-// level order; the leaves are a second copy of each file's leaf hashes.
+// level order; the leaves are a second copy of each file's leaf hashes;
+// the weak sums (version 3) are a rolling hash of each segment, 4 bytes,
+// by which a segment moved by bytes inserted or removed before it is found
+// at any offset, as par2 finds its blocks by their CRC32.
 //
 // # What a manifest survives
 //
@@ -72,12 +75,14 @@ type Manifest struct {
 	nodesLen int64
 	parityAt int64
 	leavesAt int64
+	weakAt   int64 // version 3
 	total    int64
 	copies   [mainCopies]int64
-	// checksums of the 4 KiB blocks of the nodes and leaves, and of the
-	// chunks of the parity segments, and which blocks checked when opened.
-	nodeSums, leafSums, paritySums []uint64
-	nodeOK, leafOK                 []bool
+	// checksums of the 4 KiB blocks of the nodes, leaves and weak sums,
+	// and of the chunks of the parity segments, and which blocks checked
+	// when opened.
+	nodeSums, leafSums, weakSums, paritySums []uint64
+	nodeOK, leafOK, weakOK                   []bool
 }
 
 // File is one file of a manifest.
@@ -91,6 +96,7 @@ type File struct {
 	first  int64 // the global index of its first segment
 	nodes  int64 // offset of its nodes in the nodes region
 	leaves int64 // offset of its leaves in the leaves region
+	weak   int64 // offset of its weak sums in their region
 }
 
 // Damage says what opening a manifest found damaged in it.
@@ -98,12 +104,13 @@ type Damage struct {
 	MainCopies int   // intact copies of the main block, of 3
 	NodeBlocks int   // damaged 4 KiB blocks of the nodes
 	LeafBlocks int   // damaged 4 KiB blocks of the second copy of the leaves
+	WeakBlocks int   // damaged 4 KiB blocks of the weak sums: their segments are not looked for elsewhere
 	LostLeaves int64 // leaf hashes damaged in both copies: their segments cannot be checked
 }
 
 // Any reports whether anything was damaged.
 func (d Damage) Any() bool {
-	return d.MainCopies < mainCopies || d.NodeBlocks+d.LeafBlocks > 0 || d.LostLeaves > 0
+	return d.MainCopies < mainCopies || d.NodeBlocks+d.LeafBlocks+d.WeakBlocks > 0 || d.LostLeaves > 0
 }
 
 // ReaderAt and ReadWriterAt are what manifests need of files (an *os.File
@@ -240,7 +247,7 @@ func (m *Manifest) chunkRange(c int) (c0, c1 int) {
 // overflows.
 func (m *Manifest) layout() error {
 	hs := int64(m.Hash.Size())
-	var segs, nodes, leaves, size int64
+	var segs, nodes, leaves, weak, size int64
 	for i := range m.Files {
 		f := &m.Files[i]
 		if f.Size < 0 || f.Size > maxSetSize {
@@ -251,10 +258,13 @@ func (m *Manifest) layout() error {
 			return fmt.Errorf("%d bytes in all: more than a manifest describes (%d)", size, int64(maxSetSize))
 		}
 		f.Segments = int(max(1, (f.Size+int64(m.Segment)-1)/int64(m.Segment)))
-		f.first, f.nodes, f.leaves = segs, nodes, leaves
+		f.first, f.nodes, f.leaves, f.weak = segs, nodes, leaves, weak
 		segs += int64(f.Segments)
 		nodes += int64(2*f.Segments-1) * hs
 		leaves += int64(f.Segments) * hs
+		if m.Version >= 3 {
+			weak += int64(f.Segments) * weakSize
+		}
 	}
 	m.segments = segs
 	m.Width, m.shard, m.chunk = 0, 0, 0
@@ -283,14 +293,15 @@ func (m *Manifest) layout() error {
 	if m.Parity > 0 {
 		paritySums = int64(m.Stripes) * int64(m.Parity) * int64(m.chunks())
 	}
-	sums := blocks(nodes) + blocks(leaves) + paritySums
+	sums := blocks(nodes) + blocks(leaves) + blocks(weak) + paritySums
 	m.mainLen = mainFixed + entries + 8*sums + 8
 	m.nodesAt, m.nodesLen = m.mainLen, nodes
 	m.copies[0] = 0
 	m.copies[1] = m.nodesAt + nodes
 	m.parityAt = m.copies[1] + m.mainLen
 	m.leavesAt = m.parityAt + m.ParityBytes()
-	m.copies[2] = m.leavesAt + leaves
+	m.weakAt = m.leavesAt + leaves
+	m.copies[2] = m.weakAt + weak
 	m.total = m.copies[2] + m.mainLen
 	return nil
 }

@@ -30,13 +30,14 @@ func le32(b []byte) uint32 { return binary.LittleEndian.Uint32(b) }
 //	96  per file: u16 name length, name, u64 size, u32 mode (permission bits),
 //	    root as 16 bytes (low half first)
 //	    u64 XXH3-64 of each 4 KiB block of the nodes, then of the leaves,
-//	    then of each chunk of each parity segment, stripe by stripe
+//	    then of the weak sums, then of each chunk of each parity segment,
+//	    stripe by stripe
 //	L-8 u64 XXH3-64 of bytes 0 to L-9
 //
-// Version 2 ("SIGCHKM2") differs in three places: bytes 88-95 are zero
+// Version 2 ("SIGCHKM2") differs in four places: bytes 88-95 are zero
 // (the code is Cauchy GF(2^8), chunks are 1 KiB and segments unpadded),
-// a file has no mode, and it is otherwise the same. Integers are
-// little-endian.
+// a file has no mode, there are no weak sums, and it is otherwise the
+// same. Integers are little-endian.
 func (m *Manifest) encodeMain() []byte {
 	b := make([]byte, mainFixed, m.mainLen)
 	copy(b, magic3)
@@ -59,7 +60,7 @@ func (m *Manifest) encodeMain() []byte {
 		b = binary.LittleEndian.AppendUint64(b, f.Root.Lo)
 		b = binary.LittleEndian.AppendUint64(b, f.Root.Hi)
 	}
-	for _, sums := range [][]uint64{m.nodeSums, m.leafSums, m.paritySums} {
+	for _, sums := range [][]uint64{m.nodeSums, m.leafSums, m.weakSums, m.paritySums} {
 		for _, s := range sums {
 			b = binary.LittleEndian.AppendUint64(b, s)
 		}
@@ -195,7 +196,8 @@ func decodeMain(b []byte) (*Manifest, error) {
 		return s
 	}
 	m.nodeSums = sums(blocks(m.nodesLen))
-	m.leafSums = sums(blocks(m.copies[2] - m.leavesAt))
+	m.leafSums = sums(blocks(m.weakAt - m.leavesAt))
+	m.weakSums = sums(blocks(m.copies[2] - m.weakAt))
 	if m.Parity > 0 {
 		m.paritySums = sums(int64(m.Stripes) * int64(m.Parity) * int64(m.chunks()))
 	}
@@ -321,11 +323,15 @@ func Open(f io.ReaderAt, size int64) (*Manifest, error) {
 	if m.nodeOK, err = checkBlocks(f, m.nodesAt, m.nodesLen, m.nodeSums); err != nil {
 		return nil, fmt.Errorf("manifest: reading its hashes: %w", err)
 	}
-	if m.leafOK, err = checkBlocks(f, m.leavesAt, m.copies[2]-m.leavesAt, m.leafSums); err != nil {
+	if m.leafOK, err = checkBlocks(f, m.leavesAt, m.weakAt-m.leavesAt, m.leafSums); err != nil {
+		return nil, fmt.Errorf("manifest: reading its hashes: %w", err)
+	}
+	if m.weakOK, err = checkBlocks(f, m.weakAt, m.copies[2]-m.weakAt, m.weakSums); err != nil {
 		return nil, fmt.Errorf("manifest: reading its hashes: %w", err)
 	}
 	m.Damage.NodeBlocks = count(m.nodeOK, false)
 	m.Damage.LeafBlocks = count(m.leafOK, false)
+	m.Damage.WeakBlocks = count(m.weakOK, false)
 	if m.Damage.NodeBlocks > 0 && m.Damage.LeafBlocks > 0 {
 		for i := range m.Files {
 			for _, r := range m.lostLeaves(i) {

@@ -88,3 +88,22 @@ func union(a, b []Run) []Run {
 	}
 	return out
 }
+
+// subtract returns the segments of a that are not in b (both sorted,
+// disjoint lists of runs).
+func subtract(a, b []Run) []Run {
+	var out []Run
+	j := 0
+	for _, r := range a {
+		lo := r.First
+		for j < len(b) && b[j].end() <= lo {
+			j++
+		}
+		for k := j; k < len(b) && b[k].First < r.end(); k++ {
+			out = appendRun(out, Run{lo, b[k].First - lo})
+			lo = max(lo, b[k].end())
+		}
+		out = appendRun(out, Run{lo, r.end() - lo})
+	}
+	return out
+}

@@ -2,6 +2,7 @@ package manifest
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -73,15 +74,18 @@ func (s *Set) Name(i int) string { return s.Dir.Join(s.names[i]) }
 
 // Status is what Check found of one file of a set.
 type Status struct {
-	File   int
-	Entry  Entry   // what is in its place
-	Report *Report // an absent file's when Entry is not Regular
+	File    int
+	Entry   Entry   // what is in its place
+	Report  *Report // an absent file's when Entry is not Regular
+	Scanned bool    // its lost segments were looked for elsewhere in it (Report.Moved)
 }
 
 // Check checks every file of the set. A file missing, or with something
 // other than a regular file in its place, is reported absent, and the
-// others are still checked. progress, if not nil, is called with the
-// bytes checked so far and their total.
+// others are still checked. A file not of the size the manifest says is
+// also scanned for its lost segments at other offsets (Find): bytes
+// inserted or removed. progress, if not nil, is called with the bytes
+// read so far and their total.
 func (s *Set) Check(ctx context.Context, progress func(done, total int64)) ([]*Status, error) {
 	entries := make([]Entry, len(s.Files))
 	var total, done int64
@@ -93,22 +97,32 @@ func (s *Set) Check(ctx context.Context, progress func(done, total int64)) ([]*S
 		entries[i] = e
 		if e.Kind == Regular {
 			total += min(e.Size, s.Files[i].Size)
+			if e.Size != s.Files[i].Size {
+				total += e.Size
+			}
 		}
 	}
 	var out []*Status
 	for i := range s.Files {
 		st := &Status{File: i, Entry: entries[i]}
 		if st.Entry.Kind == Regular {
-			rep, e, err := s.checkFile(ctx, i, s.names[i], func(d int64) {
+			at := func(d int64) {
 				if progress != nil {
 					progress(done+d, total)
 				}
-			})
+			}
+			rep, e, err := s.checkFile(ctx, i, s.names[i], at)
 			if err != nil {
 				return nil, err
 			}
 			st.Entry, st.Report = e, rep
 			done += max(0, min(rep.Size, rep.Want))
+			if rep.Size != rep.Want {
+				if err := s.find(ctx, st, at); err != nil {
+					return nil, err
+				}
+				done += rep.Size
+			}
 		}
 		if st.Report == nil {
 			st.Report = s.Absent(i)
@@ -116,6 +130,26 @@ func (s *Set) Check(ctx context.Context, progress func(done, total int64)) ([]*S
 		out = append(out, st)
 	}
 	return out, nil
+}
+
+// find scans a regular file for its lost segments elsewhere in it.
+func (s *Set) find(ctx context.Context, st *Status, progress func(int64)) error {
+	st.Scanned = true
+	if len(st.Report.Lost()) == 0 {
+		return nil
+	}
+	f, e, err := s.Dir.Open(s.names[st.File])
+	if err != nil || f == nil {
+		return err
+	}
+	defer f.Close()
+	if !os.SameFile(e.info, st.Entry.info) {
+		return fmt.Errorf("%s: %w", s.Name(st.File), errSwapped)
+	}
+	if err := s.Manifest.Find(ctx, st.File, f, e.Size, st.Report, progress); err != nil {
+		return fmt.Errorf("%s: %w", s.Name(st.File), err)
+	}
+	return nil
 }
 
 // checkFile checks the regular file at name as file i; a nil report
@@ -171,12 +205,15 @@ type Done struct {
 	Created    bool        // the file was missing, and is made anew
 	CopiedFrom string      // the file was missing and found under this name: copied, and the other left
 	Cut        int64       // appended bytes cut
+	Moved      int64       // segments found moved and put back in their places
 	Mode       fs.FileMode // the mode a created file was given
 	LeftAlone  string      // why a damaged or missing file was not touched
 }
 
 // Changed reports whether anything was written to the file.
-func (d *Done) Changed() bool { return d.Rebuilt > 0 || d.Created || d.Cut > 0 || d.CopiedFrom != "" }
+func (d *Done) Changed() bool {
+	return d.Rebuilt > 0 || d.Created || d.Cut > 0 || d.CopiedFrom != "" || d.Moved > 0
+}
 
 // Repair rebuilds what Check found lost, from the parity, into the set's
 // directory. It writes only regular files that are the set's, and creates
@@ -195,7 +232,12 @@ func (d *Done) Changed() bool { return d.Rebuilt > 0 || d.Created || d.Cut > 0 |
 // A file left alone counts as lost for the parity, which then serves the
 // others. A missing file found under another name in its directory (same
 // size, same first segment) is copied back, the other left where it is.
-// Created files get the mode the manifest keeps.
+// Created files get the mode the manifest keeps. A file whose segments
+// were found moved (Find: bytes inserted or removed) is written anew beside
+// itself, its segments in their places and the lost ones rebuilt, and
+// renamed over itself once whole, with its mode. A file that matches
+// nothing at its place, or a set whose parity falls short, is scanned for
+// moved segments first.
 func (s *Set) Repair(ctx context.Context, sts []*Status, opt RepairOptions) ([]Done, error) {
 	done := make([]Done, len(s.Files))
 	reports := make([]*Report, len(s.Files))
@@ -203,8 +245,6 @@ func (s *Set) Repair(ctx context.Context, sts []*Status, opt RepairOptions) ([]D
 	matched, compared := false, false
 	for i, st := range sts {
 		done[i].File, reports[i] = i, st.Report
-		matched = matched || st.Report.Matched > 0
-		compared = compared || len(st.Report.Corrupted) > 0
 		switch st.Entry.Kind {
 		case Other:
 			done[i].LeftAlone = st.Entry.What + ": neither followed nor replaced (move it away, and repair again to rebuild the file)"
@@ -218,6 +258,11 @@ func (s *Set) Repair(ctx context.Context, sts []*Status, opt RepairOptions) ([]D
 			if r.OK() {
 				break
 			}
+			if r.Foreign() && !st.Scanned {
+				if err := s.find(ctx, st, nil); err != nil {
+					return done, err
+				}
+			}
 			switch {
 			case os.SameFile(st.Entry.info, s.self):
 				done[i].LeftAlone = "is the manifest itself"
@@ -228,6 +273,8 @@ func (s *Set) Repair(ctx context.Context, sts []*Status, opt RepairOptions) ([]D
 				done[i].LeftAlone = fmt.Sprintf("has %d hard links: not written, so as not to change it under its other names (-force writes it)", st.Entry.Links)
 			}
 		}
+		matched = matched || reports[i].Matched > 0 || len(reports[i].Moved) > 0
+		compared = compared || len(reports[i].Corrupted) > 0
 		if done[i].LeftAlone != "" {
 			reports[i] = s.Absent(i)
 		}
@@ -235,18 +282,48 @@ func (s *Set) Repair(ctx context.Context, sts []*Status, opt RepairOptions) ([]D
 	if !matched && compared && !opt.Force {
 		return done, fmt.Errorf("%w: is it the manifest of these files? (-force repairs them anyway)", ErrNotThisSet)
 	}
-	if err := s.Plan(reports); err != nil {
+	err := s.Plan(reports)
+	if errors.Is(err, ErrTooManyFaults) {
+		// Perhaps segments were moved: look for them, and plan again.
+		scanned := false
+		for i, st := range sts {
+			if st.Entry.Kind == Regular && !st.Scanned && done[i].LeftAlone == "" && len(st.Report.Lost()) > 0 {
+				if err := s.find(ctx, st, nil); err != nil {
+					return done, err
+				}
+				scanned = true
+			}
+		}
+		if scanned {
+			err = s.Plan(reports)
+		}
+	}
+	if err != nil {
 		return done, err
 	}
 	// The parity suffices: from here on, files are written.
 	targets := newTargets(s.Dir)
 	defer targets.close()
 	ts := make([]Target, len(s.Files))
+	relaid := map[int]string{} // files laid out anew: file → its new copy's name
+	defer func() {
+		for _, name := range relaid {
+			s.Dir.root.Remove(name) // after a failure; renamed away after success
+		}
+	}()
 	for i, st := range sts {
 		r := reports[i]
 		switch {
 		case done[i].LeftAlone != "":
 			continue
+		case len(r.Moved) > 0:
+			name, f, rel, err := s.relay(st)
+			if err != nil {
+				return done, err
+			}
+			relaid[i] = name
+			ts[i], reports[i] = targets.add(name, f, true), rel
+			done[i].Moved = Count(movedRuns(r.Moved))
 		case found[i] != "":
 			f, err := s.Dir.Copy(found[i], s.names[i])
 			if err != nil {
@@ -263,10 +340,24 @@ func (s *Set) Repair(ctx context.Context, sts []*Status, opt RepairOptions) ([]D
 			ts[i], done[i].Created = targets.add(s.names[i], f, true), true
 		}
 		done[i].Rebuilt = Count(r.Lost())
-		done[i].Cut = r.Appended()
+		if done[i].Moved == 0 {
+			done[i].Cut = r.Appended()
+		}
 	}
 	if err := s.Manifest.Repair(ctx, ts, reports, opt.Memory); err != nil {
 		return done, err
+	}
+	for i, name := range relaid {
+		if err := targets.chmod(name, sts[i].Entry.Mode); err != nil {
+			return done, err
+		}
+		if err := targets.sync(); err != nil {
+			return done, err
+		}
+		if err := s.Dir.root.Rename(name, s.names[i]); err != nil {
+			return done, fmt.Errorf("%s: %w", s.Name(i), unwrapPath(err))
+		}
+		delete(relaid, i)
 	}
 	for i := range done {
 		if done[i].Created || done[i].CopiedFrom != "" {
@@ -281,6 +372,97 @@ func (s *Set) Repair(ctx context.Context, sts []*Status, opt RepairOptions) ([]D
 		}
 	}
 	return done, targets.sync()
+}
+
+func movedRuns(mv []Moved) []Run {
+	runs := make([]Run, len(mv))
+	for k, m := range mv {
+		runs[k] = m.Run
+	}
+	return runs
+}
+
+// relay writes, beside file st.File, a new file holding its segments that
+// are not lost in their places (those found moved from where they were
+// found), of the manifest's size, the lost ones zero: for Repair to
+// rebuild them in, and rename over the file. It returns the new file's
+// name, the file, open, and its report.
+func (s *Set) relay(st *Status) (string, *os.File, *Report, error) {
+	i, r, m := st.File, st.Report, s.Manifest
+	var rnd [6]byte
+	rand.Read(rnd[:])
+	name := path.Join(path.Dir(s.names[i]), fmt.Sprintf(".%s.sigcheck-%x", path.Base(s.names[i]), rnd))
+	src, e, err := s.Dir.Open(s.names[i])
+	if err != nil {
+		return "", nil, nil, err
+	}
+	if src == nil || !os.SameFile(e.info, st.Entry.info) {
+		if src != nil {
+			src.Close()
+		}
+		return "", nil, nil, fmt.Errorf("%s: %w", s.Name(i), errSwapped)
+	}
+	defer src.Close()
+	dst, err := s.Dir.Create(name)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	fail := func(err error) (string, *os.File, *Report, error) {
+		dst.Close()
+		s.Dir.root.Remove(name)
+		return "", nil, nil, fmt.Errorf("%s: laying it out anew: %w", s.Name(i), err)
+	}
+	lost := r.Lost()
+	seg := int64(m.Segment)
+	// from returns where segment j's bytes are in the file, or -1; it is
+	// asked of segments in order.
+	lc, mc := 0, 0
+	from := func(j int) int64 {
+		for lc < len(lost) && lost[lc].end() <= j {
+			lc++
+		}
+		for mc < len(r.Moved) && r.Moved[mc].end() <= j {
+			mc++
+		}
+		switch {
+		case lc < len(lost) && lost[lc].First <= j:
+			return -1
+		case mc < len(r.Moved) && r.Moved[mc].First <= j:
+			return r.Moved[mc].From + int64(j-r.Moved[mc].First)*seg
+		}
+		return int64(j) * seg
+	}
+	buf := make([]byte, readChunk)
+	f := &m.Files[i]
+	for j := 0; j < f.Segments; {
+		at := from(j)
+		if at < 0 {
+			j++
+			continue
+		}
+		k := j + 1
+		for k < f.Segments && from(k) == at+int64(k-j)*seg {
+			k++
+		}
+		off, _ := m.SegmentRange(i, j)
+		end, n := m.SegmentRange(i, k-1)
+		for c := int64(0); c < end+n-off; c += int64(len(buf)) {
+			b := buf[:min(int64(len(buf)), end+n-off-c)]
+			if got, err := src.ReadAt(b, at+c); got < len(b) {
+				return fail(err)
+			}
+			if _, err := dst.WriteAt(b, off+c); err != nil {
+				return fail(err)
+			}
+		}
+		j = k
+	}
+	if err := dst.Truncate(f.Size); err != nil {
+		return fail(err)
+	}
+	rel := &Report{File: i, Size: f.Size, Want: f.Size, Segments: f.Segments, Present: f.Segments,
+		Matched: r.Matched, Corrupted: lost, Unchecked: r.Unchecked}
+	return name, dst, rel, nil
 }
 
 // mismatch says how a file differs from the manifest's, besides its data.

@@ -1,0 +1,69 @@
+package manifest
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+)
+
+// Bytes inserted or removed: the segments after them are found where they
+// moved, by their weak sums, and the file is laid out anew; what was
+// overwritten too is rebuilt from the parity.
+func TestFindMovedSegments(t *testing.T) {
+	data := randomData(300_000, 9)
+	for _, c := range []struct {
+		name  string
+		edit  func([]byte) []byte
+		moved int64 // segments found moved
+		lost  int64 // segments rebuilt
+	}{
+		{"a byte inserted at the start", func(b []byte) []byte { return append([]byte{'X'}, b...) }, 147, 0},
+		{"ten bytes removed in segment 50", func(b []byte) []byte { return slices.Concat(b[:50*2048+7], b[50*2048+17:]) }, 96, 1},
+		{"a KiB inserted, and segment 100 overwritten", func(b []byte) []byte {
+			b = slices.Concat(b[:70*2048], bytes.Repeat([]byte("i"), 1024), b[70*2048:])
+			b[100*2048+1024+5] ^= 1
+			return b
+		}, 76, 1},
+		{"the last 3 bytes cut, a byte inserted at 0", func(b []byte) []byte { return append([]byte{0}, b[:len(b)-3]...) }, 146, 1},
+	} {
+		dir := t.TempDir()
+		path := filepath.Join(dir, "data.bin")
+		os.WriteFile(path, data, 0o640)
+		out, _ := os.Create(filepath.Join(dir, "m"))
+		if _, err := Create(out, []Source{{Name: "data.bin", Data: bytes.NewReader(data), Size: int64(len(data)), Mode: 0o640}}, PerStripe(2)); err != nil {
+			t.Fatal(err)
+		}
+		out.Close()
+		os.WriteFile(path, c.edit(slices.Clone(data)), 0o640)
+		os.Chmod(path, 0o604)
+		s, err := OpenSet(filepath.Join(dir, "m"), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		sts, err := s.Check(context.Background(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := sts[0].Report
+		if got := Count(movedRuns(r.Moved)); got != c.moved || Count(r.Lost()) != c.lost || !sts[0].Scanned {
+			t.Errorf("%s: %d found moved (%+v), %d lost", c.name, got, r.Moved, Count(r.Lost()))
+		}
+		done, err := s.Repair(context.Background(), sts, RepairOptions{})
+		if err != nil || done[0].Moved != c.moved || done[0].Rebuilt != c.lost {
+			t.Errorf("%s: repair %v %+v", c.name, err, done[0])
+		}
+		if b, _ := os.ReadFile(path); !bytes.Equal(b, data) {
+			t.Errorf("%s: not restored", c.name)
+		}
+		if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o604 {
+			t.Errorf("%s: mode %v, not the file's own", c.name, fi.Mode())
+		}
+		if entries, _ := os.ReadDir(dir); len(entries) != 2 {
+			t.Errorf("%s: %d files left in the directory", c.name, len(entries))
+		}
+		s.Close()
+	}
+}
