@@ -364,10 +364,16 @@ func runRepair(e *env, args []string) error {
 		}
 		return negativeError{}
 	}
-	// Check everything again: what is reported is what is on disk.
-	after, err := inspect(e, s)
+	// Check again what was written: what is reported is what is on disk.
+	sts, err := s.Recheck(context.Background(), v.statuses, done)
 	if err != nil {
 		return err
+	}
+	after := &verdict{Manifest: v.Manifest, Version: v.Version, OK: true, ManifestDamage: v.ManifestDamage, statuses: sts}
+	for _, st := range sts {
+		fv := fileVerdictOf(s, st)
+		after.Files = append(after.Files, fv)
+		after.OK = after.OK && fv.OK
 	}
 	for i, d := range done {
 		f := after.Files[i]

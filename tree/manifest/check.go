@@ -173,3 +173,46 @@ func decodeHash(b []byte) csum.Value {
 	}
 	return v
 }
+
+// Recheck checks again, in r (size bytes), only the segments of runs of
+// file i, where a repair wrote, and returns the report the file now has,
+// from prev, its report before: what was intact is taken as still
+// intact. A repair's own reading back of what it wrote, at the cost of
+// the writes, where a whole Check would read the whole file again.
+func (m *Manifest) Recheck(ctx context.Context, i int, r io.ReaderAt, size int64, prev *Report, runs []Run) (*Report, error) {
+	f := &m.Files[i]
+	rep := &Report{File: i, Size: size, Want: f.Size, Segments: f.Segments, Present: f.Segments, Unchecked: prev.Unchecked}
+	if size < f.Size {
+		rep.Present = int(size / int64(m.Segment))
+	}
+	// What prev found intact and was not rewritten.
+	bad := subtract(prev.Lost(), runs)
+	rep.Matched = int64(rep.Present) - Count(intersect(bad, []Run{{0, rep.Present}})) - Count(intersect(prev.Unchecked, []Run{{0, rep.Present}}))
+	rep.Corrupted = intersect(bad, []Run{{0, rep.Present}})
+	buf := make([]byte, m.Segment)
+	for _, run := range intersect(runs, []Run{{0, rep.Present}}) {
+		for j := run.First; j < run.end(); j++ {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			if intersects(prev.Unchecked, j) {
+				continue
+			}
+			off, n := m.SegmentRange(i, j)
+			b := buf[:n]
+			if k, err := r.ReadAt(b, off); int64(k) < n {
+				return nil, fmt.Errorf("manifest: reading %s at byte %d: %w", f.Name, off+int64(k), err)
+			}
+			want, ok, err := m.Leaf(i, j)
+			if err != nil {
+				return nil, err
+			}
+			if ok && m.Hash.Leaf(b, uint64(j+f.Segments-1)) == want {
+				continue
+			}
+			rep.Matched--
+			rep.Corrupted = union(rep.Corrupted, []Run{{j, 1}})
+		}
+	}
+	return rep, nil
+}

@@ -105,7 +105,14 @@ func (codeLeopard16) encode(data, parity [][]byte) error {
 	return enc.Encode(shards)
 }
 
-func (codeLeopard16) rebuild(data [][]byte, lost []int, parity [][]byte, rows []int) error {
+// rebuild rebuilds the lost data segments. Leopard's decoder costs the
+// same whatever the number lost: O(n log n) over the whole stripe, n the
+// power of two above its segments. For a few lost segments of a wide
+// stripe, solving for them costs less: encoding the stripe with them
+// zeroed (O(n log m), m the power of two above the parity) leaves, in each
+// parity row, what they contributed, and an e×e system over GF(2^16)
+// gives them back with e² multiply-adds a byte.
+func (c codeLeopard16) rebuild(data [][]byte, lost []int, parity [][]byte, rows []int) error {
 	if len(lost) == 0 {
 		return nil
 	}
@@ -115,6 +122,9 @@ func (codeLeopard16) rebuild(data [][]byte, lost []int, parity [][]byte, rows []
 	enc, err := leopard(len(data), len(parity))
 	if err != nil {
 		return err
+	}
+	if e := len(lost); e <= maxSolved && e*e <= len(data) {
+		return c.solve(enc, data, lost, parity, rows[:e])
 	}
 	shards := make([][]byte, len(data)+len(parity))
 	copy(shards, data)
@@ -133,6 +143,134 @@ func (codeLeopard16) rebuild(data [][]byte, lost []int, parity [][]byte, rows []
 		}
 	}
 	return nil
+}
+
+// maxSolved bounds the lost segments solved for as a system (its
+// inversion costs e³ multiplications).
+const maxSolved = 128
+
+// solve rebuilds the lost segments from e parity rows by their syndromes.
+// The parity slots are overwritten.
+func (codeLeopard16) solve(enc reedsolomon.Encoder, data [][]byte, lost []int, parity [][]byte, rows []int) error {
+	e, n := len(lost), len(data[0])
+	syn := make([][]byte, e)
+	for a, r := range rows {
+		syn[a] = append([]byte(nil), parity[r]...)
+	}
+	for _, k := range lost {
+		clear(data[k])
+	}
+	shards := make([][]byte, 0, len(data)+len(parity))
+	if err := enc.Encode(append(append(shards, data...), parity...)); err != nil {
+		return err
+	}
+	for a, r := range rows {
+		xorInto(syn[a], parity[r])
+	}
+	// The coefficients of the lost segments in the rows: the parity of the
+	// identity at one symbol of each lost segment, zero elsewhere.
+	chunks := (e + 31) / 32
+	unit := make([][]byte, len(data)+len(parity))
+	for k := range unit {
+		unit[k] = make([]byte, 64*chunks)
+	}
+	one := gf16One()
+	for b, k := range lost {
+		unit[k][b/32*64+b%32] = byte(one)
+		unit[k][b/32*64+32+b%32] = byte(one >> 8)
+	}
+	if err := enc.Encode(unit); err != nil {
+		return err
+	}
+	a := make([][]uint16, e)
+	for x, r := range rows {
+		a[x] = make([]uint16, e)
+		p := unit[len(data)+r]
+		for b := range lost {
+			a[x][b] = uint16(p[b/32*64+b%32]) | uint16(p[b/32*64+32+b%32])<<8
+		}
+	}
+	inv, err := invert16(a)
+	if err != nil {
+		return err
+	}
+	for b, k := range lost {
+		out := data[k][:n]
+		for x := range e {
+			lowLevel.GF16MulSliceXor(inv[b][x], syn[x], out)
+		}
+	}
+	return nil
+}
+
+func xorInto(dst, src []byte) {
+	for i := range dst {
+		dst[i] ^= src[i]
+	}
+}
+
+// gf16One is the multiplicative identity of Leopard's GF(2^16), in its
+// representation (a Cantor basis, where 1 is not 0x0001).
+var gf16One = sync.OnceValue(func() uint16 {
+	for x := uint16(1); x != 0; x++ {
+		if lowLevel.GF16Mul(x, 0x1234) == 0x1234 && lowLevel.GF16Mul(x, 0xbeef) == 0xbeef {
+			return x
+		}
+	}
+	panic("manifest: GF(2^16) has no identity") // cannot happen
+})
+
+// gf16Inv returns 1/x, x^(2^16-2).
+func gf16Inv(x uint16) uint16 {
+	r, p := gf16One(), x
+	for e := uint32(1<<16 - 2); e > 0; e >>= 1 {
+		if e&1 == 1 {
+			r = lowLevel.GF16Mul(r, p)
+		}
+		p = lowLevel.GF16Mul(p, p)
+	}
+	return r
+}
+
+// invert16 inverts a square matrix over GF(2^16) (Gauss–Jordan).
+func invert16(a [][]uint16) ([][]uint16, error) {
+	e := len(a)
+	inv := make([][]uint16, e)
+	for r := range inv {
+		inv[r] = make([]uint16, e)
+		inv[r][r] = gf16One()
+	}
+	mul := lowLevel.GF16Mul
+	for col := range e {
+		p := -1
+		for r := col; r < e; r++ {
+			if a[r][col] != 0 {
+				p = r
+				break
+			}
+		}
+		if p < 0 {
+			return nil, errSingular
+		}
+		a[col], a[p] = a[p], a[col]
+		inv[col], inv[p] = inv[p], inv[col]
+		s := gf16Inv(a[col][col])
+		for c := range e {
+			a[col][c] = mul(a[col][c], s)
+			inv[col][c] = mul(inv[col][c], s)
+		}
+		for r := range e {
+			if r == col || a[r][col] == 0 {
+				continue
+			}
+			m := a[r][col]
+			for c := range e {
+				a[r][c] ^= mul(m, a[col][c])
+				inv[r][c] ^= mul(m, inv[col][c])
+			}
+		}
+	}
+	return inv, nil
 }
 
 // codeCauchy8 is version 2's code, kept to read and repair manifests made
@@ -204,7 +342,7 @@ func (codeCauchy8) encode(data, parity [][]byte) error {
 	return nil
 }
 
-var errSingular = errors.New("manifest: singular system (cannot happen with a Cauchy matrix)")
+var errSingular = errors.New("manifest: singular system (cannot happen with an MDS code)")
 
 // invert8 inverts the e×e matrix a over GF(2^8) in place (Gauss–Jordan).
 func invert8(a [][]byte) error {

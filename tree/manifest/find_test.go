@@ -67,3 +67,24 @@ func TestFindMovedSegments(t *testing.T) {
 		s.Close()
 	}
 }
+
+// Recheck reads back only what a repair wrote, and still tells a write
+// that did not land.
+func TestRecheck(t *testing.T) {
+	data := randomData(50_000, 4)
+	m, _ := makeOne(t, data, Segment(1000), PerStripe(4))
+	f := &memFile{corrupt(data, 1000, []int{3, 7}, 1)}
+	f.b = append(f.b, "tail"...)
+	prev, _ := m.Check(context.Background(), 0, f, int64(len(f.b)), nil)
+	copy(f.b[3000:4000], data[3000:4000]) // segment 3 written; 7 not
+	f.b = f.b[:len(data)]
+	rep, err := m.Recheck(context.Background(), 0, f, int64(len(f.b)), prev, prev.Lost())
+	if err != nil || rep.OK() || !slices.Equal(rep.Corrupted, runs(7)) || rep.Matched != 49 {
+		t.Errorf("one write missing: %+v %v", rep, err)
+	}
+	copy(f.b[7000:8000], data[7000:8000])
+	rep, err = m.Recheck(context.Background(), 0, f, int64(len(f.b)), prev, prev.Lost())
+	if err != nil || !rep.OK() || rep.Matched != 50 {
+		t.Errorf("all written: %+v %v", rep, err)
+	}
+}

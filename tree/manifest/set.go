@@ -512,3 +512,48 @@ func (s *Set) findRenamed(ctx context.Context, i int, progress func(done, total 
 	}
 	return "", nil
 }
+
+// Recheck returns the files' statuses after Repair did done to them:
+// unchanged files as they were, files made anew checked whole, and files
+// repaired in place checked where they were written (Manifest.Recheck),
+// so that what is reported is what is on disk, at the cost of the writes.
+func (s *Set) Recheck(ctx context.Context, sts []*Status, done []Done) ([]*Status, error) {
+	out := make([]*Status, len(sts))
+	for i, st := range sts {
+		d := done[i]
+		if !d.Changed() {
+			out[i] = st
+			continue
+		}
+		e, err := s.Dir.Stat(s.names[i])
+		if err != nil {
+			return nil, err
+		}
+		now := &Status{File: i, Entry: e, Report: s.Absent(i)}
+		out[i] = now
+		if e.Kind != Regular {
+			continue
+		}
+		if d.Created || d.CopiedFrom != "" || d.Moved > 0 {
+			rep, e, err := s.checkFile(ctx, i, s.names[i], nil)
+			if err != nil {
+				return nil, err
+			}
+			if rep != nil {
+				now.Entry, now.Report = e, rep
+			}
+			continue
+		}
+		f, e, err := s.Dir.Open(s.names[i])
+		if err != nil || f == nil {
+			return nil, err
+		}
+		rep, err := s.Manifest.Recheck(ctx, i, f, e.Size, st.Report, st.Report.Lost())
+		f.Close()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", s.Name(i), err)
+		}
+		now.Entry, now.Report = e, rep
+	}
+	return out, nil
+}
