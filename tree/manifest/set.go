@@ -82,9 +82,10 @@ type Status struct {
 
 // Check checks every file of the set. A file missing, or with something
 // other than a regular file in its place, is reported absent, and the
-// others are still checked. A file not of the size the manifest says is
-// also scanned for its lost segments at other offsets (Find): bytes
-// inserted or removed. progress, if not nil, is called with the bytes
+// others are still checked. A file not of the size the manifest says,
+// with corrupted segments, is also scanned for its lost segments at other
+// offsets (Find): bytes inserted or removed. (With none corrupted, every
+// byte it shares with the manifest's file is where it belongs.) progress, if not nil, is called with the bytes
 // read so far and their total.
 func (s *Set) Check(ctx context.Context, progress func(done, total int64)) ([]*Status, error) {
 	entries := make([]Entry, len(s.Files))
@@ -98,7 +99,7 @@ func (s *Set) Check(ctx context.Context, progress func(done, total int64)) ([]*S
 		if e.Kind == Regular {
 			total += min(e.Size, s.Files[i].Size)
 			if e.Size != s.Files[i].Size {
-				total += e.Size
+				total += e.Size // perhaps scanned too
 			}
 		}
 	}
@@ -117,7 +118,7 @@ func (s *Set) Check(ctx context.Context, progress func(done, total int64)) ([]*S
 			}
 			st.Entry, st.Report = e, rep
 			done += max(0, min(rep.Size, rep.Want))
-			if rep.Size != rep.Want {
+			if rep.Size != rep.Want && len(rep.Corrupted) > 0 {
 				if err := s.find(ctx, st, at); err != nil {
 					return nil, err
 				}
