@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/csv"
 	"encoding/hex"
 	"encoding/json"
@@ -550,7 +551,7 @@ func runBench(e *env, args []string) error {
 	fused := fs.Bool("fused", true, "also measure copy+NAME for each algorithm")
 	asJSON := fs.Bool("json", false, "print one JSON object per measurement: algorithm, size, gbps")
 	asCSV := fs.Bool("csv", false, "print CSV: algorithm,size,gbps")
-	svg := fs.String("plot", "", "also write a chart of GB/s against size to this SVG `file`")
+	img := fs.String("plot", "", "also write a chart of GB/s against size to this `file`: .svg, .png or .pdf, as its name ends")
 	quick := fs.Bool("quick", false, "measure one short round per cell (less precise)")
 	// The target may come before the flags or after them (sigcheck bench
 	// -sizes 1M csum), as the other commands' arguments may.
@@ -567,6 +568,14 @@ func runBench(e *env, args []string) error {
 	sz, err := parseSizes(*sizes)
 	if err != nil {
 		return usageErrorf("-sizes: %v", err)
+	}
+	// A name the chart cannot be written as is refused now, not after
+	// the measurement.
+	var imgFormat string
+	if *img != "" {
+		if imgFormat, err = plot.Format(*img); err != nil {
+			return usageErrorf("-plot %v", err)
+		}
 	}
 	names := []string{"read", "copy"}
 	var picked []string
@@ -595,8 +604,8 @@ func runBench(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if *svg != "" {
-		if err := plotBandwidth(*svg, ms, names); err != nil {
+	if *img != "" {
+		if err := plotBandwidth(*img, imgFormat, ms, names); err != nil {
 			return err
 		}
 	}
@@ -623,7 +632,9 @@ func runBench(e *env, args []string) error {
 	return nil
 }
 
-func plotBandwidth(path string, ms []csum.Measurement, names []string) error {
+// plotBandwidth writes a chart of GB/s against size, one line per
+// measured name, to path in format (see plot.Format).
+func plotBandwidth(path, format string, ms []csum.Measurement, names []string) error {
 	var series []plot.Series
 	for _, n := range names {
 		s := plot.Series{Name: n}
@@ -635,19 +646,11 @@ func plotBandwidth(path string, ms []csum.Measurement, names []string) error {
 		}
 		series = append(series, s)
 	}
-	return writeSizeChart(path, "Checksum bandwidth on "+csum.Machine(), "GB/s", series)
-}
-
-// writeSizeChart writes a line chart of values against message size
-// (a logarithmic axis labelled in bytes) to an SVG file.
-func writeSizeChart(path, title, unit string, series []plot.Series) error {
-	f, err := os.Create(path)
-	if err != nil {
+	// Drawn whole before the file is created, so that a chart that cannot
+	// be drawn leaves no file.
+	var b bytes.Buffer
+	if err := plot.SizePanels(&b, format, "Checksum bandwidth on "+csum.Machine(), []plot.Panel{{YLabel: "GB/s", Series: series}}); err != nil {
 		return err
 	}
-	err = plot.Lines(f, title, unit, func(x float64) string { return sizeLabel(int(x)) }, series)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
+	return os.WriteFile(path, b.Bytes(), 0o666)
 }

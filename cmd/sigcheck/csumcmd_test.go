@@ -164,6 +164,41 @@ func TestBenchCsum(t *testing.T) {
 	}
 }
 
+// bench csum -plot writes the format its file's name says (it wrote SVG
+// into b.png and took b.gif), and refuses a name it cannot honour before
+// measuring, in one line, leaving no file behind.
+func TestBenchCsumPlotFormats(t *testing.T) {
+	dir := t.TempDir()
+	for name, magic := range map[string]string{"b.png": "\x89PNG\r\n\x1a\n", "b.svg": "<?xml", "b.PDF": "%PDF"} {
+		path := filepath.Join(dir, name)
+		if _, e, code := sigcheckIn(t, "", "bench", "csum", "-quick", "-sizes", "64,4K", "-algs", "sum", "-fused=false", "-csv", "-plot", path); code != exitOK {
+			t.Fatalf("%s: exit %d: %s", name, code, e)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil || !bytes.HasPrefix(b, []byte(magic)) {
+			t.Errorf("%s: %v, starts %q, want %q", name, err, b[:min(8, len(b))], magic)
+		}
+		if name == "b.svg" {
+			for _, want := range []string{">sum<", ">copy<", ">GB/s<", ">4 KiB<"} {
+				if !bytes.Contains(b, []byte(want)) {
+					t.Errorf("%s lacks %q", name, want)
+				}
+			}
+		}
+	}
+	for _, name := range []string{"b.gif", "b", "b.svg.txt"} {
+		path := filepath.Join(dir, name)
+		o, e, code := sigcheckIn(t, "", "bench", "csum", "-quick", "-sizes", "64", "-algs", "sum", "-fused=false", "-csv", "-plot", path)
+		want := "sigcheck bench: -plot " + path + ": unknown image format (want .svg, .png or .pdf) (sigcheck bench -h for help)\n"
+		if code != exitUsage || e != want || o != "" {
+			t.Errorf("-plot %s: exit %d, stderr %q, stdout %.80q; want exit 2, %q", name, code, e, o, want)
+		}
+		if _, err := os.Stat(path); !os.IsNotExist(err) {
+			t.Errorf("-plot %s: a file was left: %v", name, err)
+		}
+	}
+}
+
 func TestTuneCommand(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	t.Setenv("HOME", t.TempDir())
