@@ -1,10 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -69,7 +71,7 @@ func runRedundancy(e *env, args []string) error {
 	step := fs.Int("step", 30, "taint: the `step` it is hit at")
 	copyHalos := fs.Bool("copy-halos", false, "send halos from copies: a flip damages one message, not the solution")
 	asJSON := fs.Bool("json", false, "print the result as one JSON object")
-	pngPath := fs.String("png", "", "taint: write the heatmap to this PNG `file`")
+	pngPath := fs.String("png", "", "taint: write the heatmap to this PNG `file` (its name ends .png)")
 	pos, err := parse(fs, args, 1)
 	if err != nil {
 		return err
@@ -117,6 +119,11 @@ func runRedundancy(e *env, args []string) error {
 		return usageErrorf("-r %d: taint compares replica set 1 with the control set 0, so r ≥ 2", r)
 	case study != "taint" && *pngPath != "":
 		return usageErrorf("-png: only taint draws a heatmap")
+	case *pngPath != "" && !strings.EqualFold(filepath.Ext(*pngPath), ".png"):
+		// The heatmap is drawn pixel by pixel (redundancy_png.go): PNG
+		// is the one format it has, so another name is refused before
+		// the run rather than given PNG bytes.
+		return usageErrorf("-png %s: the heatmap is PNG only: want a name ending .png", *pngPath)
 	}
 	cfg := jacobi.Config{N: *grid, Steps: *steps, Check: *check, CopyHalos: *copyHalos}
 	setup := jacobi.Setup{Virtual: *ranks, Degree: r, Protocol: proto, Transport: *transport, Config: cfg}
@@ -296,16 +303,14 @@ func taintStudy(e *env, ctx context.Context, s jacobi.Setup, plain jacobi.Result
 		}
 	}
 	if pngPath != "" {
-		f, err := os.Create(pngPath)
-		if err != nil {
-			return err
-		}
+		// Drawn whole before the file is created: a heatmap that cannot
+		// be drawn leaves no file.
+		var b bytes.Buffer
 		title := fmt.Sprintf("one bit flipped in rank %d at step %d: Jacobi %dx%d, %d ranks", rank, step, s.Config.N, s.Config.N, s.Virtual)
-		if err := writeTaintPNG(f, title, tm, bad); err != nil {
-			f.Close()
+		if err := writeTaintPNG(&b, title, tm, bad); err != nil {
 			return err
 		}
-		if err := f.Close(); err != nil {
+		if err := os.WriteFile(pngPath, b.Bytes(), 0o666); err != nil {
 			return err
 		}
 	}

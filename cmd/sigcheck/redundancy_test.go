@@ -79,3 +79,29 @@ func TestRedundancyBadFlags(t *testing.T) {
 		t.Errorf("-h: exit %d, %q", code, out)
 	}
 }
+
+// taint -png draws a raster heatmap and writes PNG only: a name that says
+// another format (it wrote PNG into t.svg) is refused before the run, in
+// one line, leaving no file behind; .PNG is a PNG name too.
+func TestRedundancyTaintPNGOnly(t *testing.T) {
+	dir := t.TempDir()
+	small := []string{"taint", "-ranks", "4", "-grid", "16", "-steps", "12", "-rank", "1", "-step", "3"}
+	for _, name := range []string{"t.svg", "t.pdf", "t.gif", "t", "t.png.txt"} {
+		path := filepath.Join(dir, name)
+		code, out, errOut := redundancy(t, append(small, "-png", path)...)
+		want := "sigcheck redundancy: -png " + path + ": the heatmap is PNG only: want a name ending .png (sigcheck redundancy -h for help)\n"
+		if code != exitUsage || out != "" || errOut != want {
+			t.Errorf("-png %s: exit %d, stdout %.80q, stderr %q; want exit 2, %q", name, code, out, errOut, want)
+		}
+		if _, err := os.Stat(path); !os.IsNotExist(err) {
+			t.Errorf("-png %s: a file was left: %v", name, err)
+		}
+	}
+	path := filepath.Join(dir, "T.PNG")
+	if code, _, errOut := redundancy(t, append(small, "-png", path)...); code != exitOK {
+		t.Fatalf("-png T.PNG: exit %d: %s", code, errOut)
+	}
+	if b, err := os.ReadFile(path); err != nil || !bytes.HasPrefix(b, []byte("\x89PNG\r\n\x1a\n")) {
+		t.Errorf("-png T.PNG: %v, starts %q", err, b[:min(8, len(b))])
+	}
+}
