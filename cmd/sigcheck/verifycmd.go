@@ -61,20 +61,20 @@ func (mv moved) String() string {
 
 // fileVerdict is what verify and repair say of one file, in text or JSON.
 type fileVerdict struct {
-	File          string `json:"file"`
-	OK            bool   `json:"ok"`
-	Missing       bool   `json:"missing,omitempty"`
-	InPlace       string `json:"in_place,omitempty"` // what is there instead of a regular file
-	Size          int64  `json:"size"`               // bytes found (0 when absent)
-	ExpectedSize  int64  `json:"expected_size"`      // bytes the manifest says
-	Segments      int    `json:"segments"`
-	Corrupted     []span `json:"corrupted"`
-	MissingFrom   int64  `json:"missing_from,omitempty"`
-	MissingBytes  int64  `json:"missing_bytes,omitempty"`
-	AppendedBytes int64  `json:"appended_bytes,omitempty"`
+	File          string  `json:"file"`
+	OK            bool    `json:"ok"`
+	Missing       bool    `json:"missing,omitempty"`
+	InPlace       string  `json:"in_place,omitempty"` // what is there instead of a regular file
+	Size          int64   `json:"size"`               // bytes found (0 when absent)
+	ExpectedSize  int64   `json:"expected_size"`      // bytes the manifest says
+	Segments      int     `json:"segments"`
+	Corrupted     []span  `json:"corrupted"`
+	MissingFrom   int64   `json:"missing_from,omitempty"`
+	MissingBytes  int64   `json:"missing_bytes,omitempty"`
+	AppendedBytes int64   `json:"appended_bytes,omitempty"`
 	Moved         []moved `json:"moved,omitempty"`     // segments found elsewhere in the file
 	Unchecked     int64   `json:"unchecked,omitempty"` // segments whose hashes the manifest lost
-	Problem       string `json:"problem,omitempty"`
+	Problem       string  `json:"problem,omitempty"`
 	// What repair did.
 	CopiedFrom string `json:"copied_from,omitempty"`
 	Created    bool   `json:"created,omitempty"`
