@@ -97,6 +97,9 @@ func (m *Manifest) Find(ctx context.Context, i int, r io.ReaderAt, size int64, r
 	return nil
 }
 
+// maxTries bounds the segments of one weak sum a window is compared with.
+const maxTries = 4
+
 // scan slides a window of a segment over the file, a chunk at a time, and
 // records in found the first offset at which each wanted segment is.
 // After a find, the window jumps past it.
@@ -104,7 +107,7 @@ func (m *Manifest) scan(ctx context.Context, r io.ReaderAt, size int64, want map
 	confirm func(int, []byte) bool, progress func(int64)) error {
 	seg := int64(m.Segment)
 	top := weakTop(m.Segment)
-	chunk := max(int64(readChunk), 4*seg)
+	chunk := max(int64(readChunk), seg)
 	buf := make([]byte, chunk+seg)
 	for base := int64(0); base+seg <= size; {
 		if err := ctx.Err(); err != nil {
@@ -121,10 +124,21 @@ func (m *Manifest) scan(ctx context.Context, r io.ReaderAt, size int64, want map
 		h := weakRaw(b[:seg])
 		for x < end {
 			if js, ok := want[weakFold(h)]; ok {
+				// Up to maxTries candidates a window: many segments share a
+				// weak sum only when they share their bytes (then the first
+				// confirms), or when a forged manifest makes them, which
+				// must not make the scan quadratic. A segment found leaves
+				// the list.
 				hit := false
-				for _, j := range js {
-					if _, done := found[int(j)]; !done && confirm(int(j), b[x:x+seg]) {
-						found[int(j)] = base + x
+				for t := 0; t < min(len(js), maxTries); t++ {
+					if j := int(js[t]); confirm(j, b[x:x+seg]) {
+						found[j] = base + x
+						js = slices.Delete(js, t, t+1)
+						if len(js) == 0 {
+							delete(want, weakFold(h))
+						} else {
+							want[weakFold(h)] = js
+						}
 						hit = true
 						break
 					}

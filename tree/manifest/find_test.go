@@ -88,3 +88,26 @@ func TestRecheck(t *testing.T) {
 		t.Errorf("all written: %+v %v", rep, err)
 	}
 }
+
+// A file of one repeated byte: every segment has the same weak sum, and
+// the scan still finds each once, in one pass (a quadratic scan would
+// compare 2^15 windows with 2^15 segments).
+func TestFindRepeatedBytes(t *testing.T) {
+	data := bytes.Repeat(randomData(64, 1), 1<<15)
+	m, _ := makeOne(t, data, Segment(64), Redundancy(1))
+	shifted := append([]byte{7, 7, 7}, data[:len(data)-1]...) // 3 bytes in, 1 cut
+	f := &memFile{shifted}
+	rep, err := m.Check(context.Background(), 0, f, int64(len(f.b)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if Count(rep.Corrupted) < 1<<15-1 {
+		t.Fatalf("%d corrupted: the shift went unseen", Count(rep.Corrupted))
+	}
+	if err := m.Find(context.Background(), 0, f, int64(len(f.b)), rep, nil); err != nil {
+		t.Fatal(err)
+	}
+	if n := Count(rep.Lost()); n > 1 {
+		t.Errorf("%d segments still lost after the scan", n)
+	}
+}
