@@ -149,6 +149,9 @@ const (
 	// memory that checking a file takes (a segment or 1 MiB, whichever is
 	// larger).
 	MaxSegment = 64 << 20
+	// maxSegments bounds a file's segments, so that a segment's index is
+	// an int on every machine.
+	maxSegments = 1<<31 - 1
 	// maxSums bounds the parity checksums, 8 bytes each in the main block:
 	// beyond it, each covers more parity.
 	maxSums = 1 << 20
@@ -257,7 +260,11 @@ func (m *Manifest) layout() error {
 		if size > maxSetSize {
 			return fmt.Errorf("%d bytes in all: more than a manifest describes (%d)", size, int64(maxSetSize))
 		}
-		f.Segments = int(max(1, (f.Size+int64(m.Segment)-1)/int64(m.Segment)))
+		n := max(1, (f.Size+int64(m.Segment)-1)/int64(m.Segment))
+		if n > maxSegments {
+			return fmt.Errorf("file %q: %d segments of %d bytes, more than %d: take larger segments", f.Name, n, m.Segment, maxSegments)
+		}
+		f.Segments = int(n)
 		f.first, f.nodes, f.leaves, f.weak = segs, nodes, leaves, weak
 		segs += int64(f.Segments)
 		nodes += int64(2*f.Segments-1) * hs
