@@ -33,7 +33,12 @@ type Process struct {
 // Open MPI 4 job, which the MPI suite checks apart). A rank that hangs
 // returns at once with Hang set and without the others', which then
 // wait for it: the caller must end the job.
-func RunProcess(s Schedule, openers bool, p Process) (Result, error) {
+func RunProcess(s Schedule, openers bool, p Process) (res Result, err error) {
+	labeled(s, func() { res, err = runProcess(s, openers, p) })
+	return res, err
+}
+
+func runProcess(s Schedule, openers bool, p Process) (Result, error) {
 	in := newInjector(s.Faults)
 	in.openers = openers
 	ctx, cancel := context.WithTimeout(context.Background(), hangAfter(s)+20*time.Second) // room for the job to form and the reports
@@ -48,7 +53,7 @@ func RunProcess(s Schedule, openers bool, p Process) (Result, error) {
 		return Result{}, fmt.Errorf("chaos: seed %d drawn for %d ranks, run on %d", s.Seed, s.P, ep.Size())
 	}
 	comm, typed := layer(s, ep)
-	peak := watchHeap()
+	heapGrowth := heapWatch.watch(moved(s))
 	current := make([]atomic.Int64, s.P)
 	for i := range current {
 		current[i].Store(-1) // the other ranks are not this process's to report
@@ -65,7 +70,7 @@ func RunProcess(s Schedule, openers bool, p Process) (Result, error) {
 	if err := channel.Barrier(ctx, p.Ctl); err != nil {
 		return Result{}, fmt.Errorf("chaos: seed %d: the closing barrier: %w", s.Seed, err)
 	}
-	rep.heap = peak()
+	rep.heap, rep.heapMoved = heapGrowth()
 	st := ep.Stats()
 	rep.detected, rep.repaired = st.Detected, st.Repaired
 	rep.injected = in.injected(r)
@@ -85,11 +90,11 @@ func RunProcess(s Schedule, openers bool, p Process) (Result, error) {
 }
 
 // A report on the wire, little-endian: ops, failed, wrongColl and
-// flushErrs (4 bytes each), lost and silent (1: bits 0 and 1), detected, repaired and heap (8
-// each), the faults injected by kind (4 each), then a byte per message of
-// the schedule, op by op: bit 0 sent, 1 received, 2 ok, 3–4 the send's
-// outcome, 5–6 the receive's.
-const reportHead = 4*4 + 1 + 3*8 + 4*int(kinds)
+// flushErrs (4 bytes each), lost and silent (1: bits 0 and 1), detected,
+// repaired, heap and heapMoved (8 each), the faults injected by kind (4
+// each), then a byte per message of the schedule, op by op: bit 0 sent,
+// 1 received, 2 ok, 3–4 the send's outcome, 5–6 the receive's.
+const reportHead = 4*4 + 1 + 4*8 + 4*int(kinds)
 
 func reportSize(s Schedule) int {
 	n := reportHead
@@ -112,7 +117,7 @@ func (rep *rankReport) encode(s Schedule) []byte {
 		flags |= 2
 	}
 	b = append(b, flags)
-	for _, v := range []uint64{rep.detected, rep.repaired, rep.heap} {
+	for _, v := range []uint64{rep.detected, rep.repaired, rep.heap, uint64(rep.heapMoved)} {
 		b = binary.LittleEndian.AppendUint64(b, v)
 	}
 	for _, v := range rep.injected {
@@ -149,7 +154,7 @@ func decodeReport(s Schedule, b []byte) (*rankReport, error) {
 		return nil, fmt.Errorf("flags %#x", b[0])
 	}
 	rep.lost, rep.silent, b = b[0]&1 != 0, b[0]&2 != 0, b[1:]
-	rep.detected, rep.repaired, rep.heap = u64(), u64(), u64()
+	rep.detected, rep.repaired, rep.heap, rep.heapMoved = u64(), u64(), u64(), int64(u64())
 	for k := range rep.injected {
 		rep.injected[k] = u32()
 	}

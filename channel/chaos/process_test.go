@@ -17,7 +17,7 @@ func TestReportCodec(t *testing.T) {
 	for seed := uint64(1); seed <= 200; seed++ {
 		s := DrawMPI(seed, 4)
 		rep := &rankReport{ops: 1 << 20, failed: 7, wrongColl: 3, flushErrs: 2, lost: seed%2 == 0, silent: seed%3 == 0,
-			detected: 1<<40 + seed, repaired: 1 << 33, heap: 1<<50 + 5, msgs: make([][]msgResult, len(s.Ops))}
+			detected: 1<<40 + seed, repaired: 1 << 33, heap: 1<<50 + 5, heapMoved: 1<<45 + 9, msgs: make([][]msgResult, len(s.Ops))}
 		for k := range rep.injected {
 			rep.injected[k] = k*1000 + int(seed)
 		}
@@ -59,6 +59,7 @@ func TestReportCodec(t *testing.T) {
 // promise. The job is in process, its links perfect; the faults come
 // from the wrapper alone.
 func TestFaultWrapper(t *testing.T) {
+	t.Parallel() // beside the campaign: both mostly wait
 	n := 30
 	if testing.Short() {
 		n = 10

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"runtime/pprof"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -104,6 +106,7 @@ type rankReport struct {
 	repaired    uint64
 	injected    [kinds]int // faults that hit a frame this rank sent
 	heap        uint64     // how far the heap grew (in process: one report carries the job's)
+	heapMoved   int64      // the bytes moved meanwhile by the jobs in flight in its process, its job's among them: heap's bound
 	msgs        [][]msgResult
 	errs        []string // what the operations returned (Result.Errors); not encoded
 }
@@ -208,8 +211,9 @@ func moved(s Schedule) int64 {
 	return n
 }
 
-// heapBound is how far the heap of a job (or of one of its processes) may
-// grow for the bytes it moves.
+// heapBound is how far the heap of a process may grow while the jobs in
+// it move this many bytes: a job's, one of its processes', or several
+// jobs' run side by side (heap.go).
 func heapBound(moved int64) uint64 { return uint64(64<<20 + 8*moved) }
 
 // judge checks every rank's report of schedule s against the channel's
@@ -230,8 +234,11 @@ func judge(s Schedule, reps []*rankReport) Result {
 			res.Injected[k] += rep.injected[k]
 		}
 		sendFail += rep.flushErrs
-		if b := heapBound(moved(s)); rep.heap > b && res.Memory == "" {
-			res.Memory = fmt.Sprintf("rank %d: heap grew by %d bytes for %d bytes moved", r, rep.heap, moved(s))
+		if n := max(rep.heapMoved, moved(s)); rep.heap > heapBound(n) && res.Memory == "" {
+			res.Memory = fmt.Sprintf("rank %d: heap grew by %d bytes for %d bytes moved", r, rep.heap, n)
+			if n > moved(s) {
+				res.Memory += fmt.Sprintf(" (%d of them by jobs run beside it)", n-moved(s))
+			}
 		}
 	}
 	for i, op := range s.Ops {
@@ -278,8 +285,21 @@ func judge(s Schedule, reps []*rankReport) Result {
 
 // Run runs a schedule with all its ranks in this process, and checks it.
 // openers lets drops and reorders hit the first frame of a message (see
-// injector).
+// injector). Schedules may run side by side, each in its own call.
 func Run(s Schedule, openers bool) (res Result) {
+	labeled(s, func() { res = run(s, openers) })
+	return res
+}
+
+// labeled runs f with the label chaos.seed on its goroutines, those it
+// starts and theirs (the channel's own among them), so that a hang's
+// report picks the stacks of its schedule out of those of the schedules
+// run beside it (stacks).
+func labeled(s Schedule, f func()) {
+	pprof.Do(context.Background(), pprof.Labels("chaos.seed", strconv.FormatUint(s.Seed, 10)), func(context.Context) { f() })
+}
+
+func run(s Schedule, openers bool) (res Result) {
 	in := newInjector(s.Faults)
 	in.openers = openers
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -315,7 +335,7 @@ func Run(s Schedule, openers bool) (res Result) {
 		closeAll()
 	}()
 
-	peak := watchHeap()
+	heapGrowth := heapWatch.watch(moved(s))
 	reps := make([]*rankReport, s.P)
 	current := make([]atomic.Int64, s.P) // the op each rank is in, for a hang's report
 	var wg sync.WaitGroup
@@ -326,7 +346,7 @@ func Run(s Schedule, openers bool) (res Result) {
 	if res.Hang = await(&wg, s, current); res.Hang != "" {
 		return res
 	}
-	reps[0].heap = peak()
+	reps[0].heap, reps[0].heapMoved = heapGrowth()
 	var errs []string
 	for r, ep := range eps {
 		st := ep.Stats()
@@ -373,7 +393,7 @@ func await(wg *sync.WaitGroup, s Schedule, current []atomic.Int64) string {
 			break
 		}
 	}
-	return hang + "\n" + stacks()
+	return hang + "\n" + stacks(s.Seed)
 }
 
 // runOp runs op i on rank r: it returns the operations it ran, how many
@@ -465,47 +485,19 @@ func runOp(ctx context.Context, s Schedule, i int, op Op, r int, c channel.Comm,
 	return n, failed, 0
 }
 
-// watchHeap samples the heap until the returned function is called, which
-// returns how far it grew.
-func watchHeap() func() uint64 {
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	base := ms.HeapAlloc
-	var peak atomic.Uint64
-	stop := make(chan struct{})
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		var ms runtime.MemStats
-		t := time.NewTicker(20 * time.Millisecond)
-		defer t.Stop()
-		for {
-			runtime.ReadMemStats(&ms)
-			if ms.HeapAlloc > base && ms.HeapAlloc-base > peak.Load() {
-				peak.Store(ms.HeapAlloc - base)
-			}
-			select {
-			case <-stop:
-				return
-			case <-t.C:
-			}
-		}
-	}()
-	return func() uint64 {
-		close(stop)
-		<-done
-		return peak.Load()
-	}
-}
-
 // Trace, if set, receives every error an operation returns (the
 // campaign's -chaos.v).
 var Trace io.Writer
 
-// stacks returns the stacks of the goroutines that are in package
-// channel or in this one, for a hang's report: the goroutine that is
-// stuck, and the one holding what it waits for, are among them.
-func stacks() string {
+// stacks returns the stacks of the goroutines of schedule seed that are
+// in package channel or in this one, for a hang's report: the goroutine
+// that is stuck, and the one holding what it waits for, are among them.
+// Their schedule is told by their label (labeled) where tracebacks show
+// labels (GODEBUG=tracebacklabels=1, as the campaign's tests set it);
+// elsewhere, and for the goroutines that carry no label (those a timer
+// starts), all those in package channel are given, whichever schedule
+// they are of.
+func stacks(seed uint64) string {
 	buf := make([]byte, 1<<20)
 	for {
 		n := runtime.Stack(buf, true)
@@ -515,8 +507,13 @@ func stacks() string {
 		}
 		buf = make([]byte, 2*len(buf))
 	}
+	mine := fmt.Sprintf(`"chaos.seed": "%d"`, seed)
 	var out []string
 	for _, g := range strings.Split(string(buf), "\n\n") {
+		head, _, _ := strings.Cut(g, "\n")
+		if strings.Contains(head, `"chaos.seed": `) && !strings.Contains(head, mine) {
+			continue // another schedule's
+		}
 		if strings.Contains(g, "sigcheck/channel") && !strings.Contains(g, "chaos.stacks(") {
 			out = append(out, g)
 		}
