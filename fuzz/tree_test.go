@@ -151,7 +151,7 @@ func FuzzManifest(f *testing.F) {
 			}
 			files, reps = append(files, file), append(reps, rep)
 		}
-		if err := m.Repair(ctx, files, reps, 1<<20); err == nil {
+		if _, err := m.Repair(ctx, files, reps, 1<<20); err == nil {
 			for i, file := range files {
 				if rep, err := m.Check(ctx, i, file, m.Files[i].Size, nil); err != nil || len(rep.Corrupted) != 0 {
 					t.Fatalf("repaired, yet %+v (%v)", rep, err)

@@ -141,13 +141,15 @@ func runIO(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case errors.As(err, new(negativeError)):
 		return exitNegative
 	case errors.As(err, &ue):
-		fmt.Fprintf(stderr, "sigcheck %s: %s (sigcheck %s -h for help)\n", c.name, plain(ue.msg), c.name)
+		fmt.Fprintf(stderr, "sigcheck %s: %s (sigcheck %s -h for help)\n", c.name, esc(plain(ue.msg)), c.name)
 		return exitUsage
 	case errors.As(err, &ie):
-		fmt.Fprintf(stderr, "sigcheck %s: %s\n", c.name, plain(ie.Error()))
+		fmt.Fprintf(stderr, "sigcheck %s: %s\n", c.name, esc(plain(ie.Error())))
 		return exitInterrupted
 	}
-	fmt.Fprintf(stderr, "sigcheck %s: %s\n", c.name, plain(err.Error()))
+	// One line, whatever names the message holds (escaped as report lines
+	// escape them).
+	fmt.Fprintf(stderr, "sigcheck %s: %s\n", c.name, esc(plain(err.Error())))
 	return exitUsage
 }
 

@@ -22,33 +22,64 @@ import (
 // default.
 const manifestSuffix = ".sigcheck"
 
-// emit prints one line of a report. A line with a backslash, a newline or
-// a carriage return in it (a file's name can hold any of them) is
-// escaped as coreutils escapes names in checksum lines: those three as
-// \\, \n and \r, and a backslash before the line, so that no name can
-// make a line that looks like another.
+// emit prints one line of a report. A line with a backslash, a line
+// break or another control character in it (a file's name can hold any
+// of them) is escaped as coreutils escapes names in checksum lines: \\,
+// \n and \r, and the other control characters as \xHH (which a terminal
+// would obey), with a backslash before the line; so no name can make a
+// line that looks like another, or move the cursor.
 func emit(w io.Writer, format string, args ...any) {
-	line := fmt.Sprintf(format, args...)
-	if strings.ContainsAny(line, "\\\n\r") {
-		line = `\` + strings.NewReplacer(`\`, `\\`, "\n", `\n`, "\r", `\r`).Replace(line)
-	}
-	fmt.Fprintln(w, line)
+	fmt.Fprintln(w, escLine(fmt.Sprintf(format, args...)))
 }
 
-// esc and escPrefix escape a name alone, for lines of the form "SUM  NAME".
-func esc(name string) string {
-	return strings.NewReplacer(`\`, `\\`, "\n", `\n`, "\r", `\r`).Replace(name)
+// escLine escapes a line as emit does.
+func escLine(line string) string {
+	if e := esc(line); e != line {
+		return `\` + e
+	}
+	return line
 }
+
+// esc escapes a name, and escPrefix is the backslash a line holding it
+// starts with then, for lines of the form "SUM  NAME".
+func esc(name string) string {
+	if !strings.ContainsFunc(name, needsEscape) {
+		return name
+	}
+	var b strings.Builder
+	for i := 0; i < len(name); i++ {
+		switch c := name[i]; {
+		case c == '\\':
+			b.WriteString(`\\`)
+		case c == '\n':
+			b.WriteString(`\n`)
+		case c == '\r':
+			b.WriteString(`\r`)
+		case c < 0x20 || c == 0x7f:
+			fmt.Fprintf(&b, `\x%02x`, c)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+func needsEscape(r rune) bool { return r == '\\' || r < 0x20 || r == 0x7f }
 
 func escPrefix(name string) string {
-	if strings.ContainsAny(name, "\\\n\r") {
+	if strings.ContainsFunc(name, needsEscape) {
 		return `\`
 	}
 	return ""
 }
 
-// input is a file to put in a manifest: where it is, and the name stored.
-type input struct{ path, name string }
+// input is a file to put in a manifest: where it is, the name stored,
+// and the file it was when looked at (it must still be that file when
+// read: a name swapped for a link meanwhile is refused).
+type input struct {
+	path, name string
+	info       fs.FileInfo
+}
 
 // openFiles keeps at most a few files of a set open at a time: the
 // parity pass reads a column of every file of a stripe, and a directory
@@ -58,14 +89,14 @@ type openFiles struct{ open []*lazyFile }
 const maxOpenFiles = 64
 
 type lazyFile struct {
-	set  *openFiles
-	path string
-	f    *os.File
+	set *openFiles
+	in  input
+	f   *os.File
 }
 
 func (l *lazyFile) ReadAt(p []byte, off int64) (int, error) {
 	if l.f == nil {
-		f, _, err := openData(l.path)
+		f, err := openSame(l.in)
 		if err != nil {
 			return 0, err
 		}
@@ -79,6 +110,19 @@ func (l *lazyFile) ReadAt(p []byte, off int64) (int, error) {
 		}
 	}
 	return l.f.ReadAt(p, off)
+}
+
+// openSame opens an input for reading if it is still the file looked at.
+func openSame(in input) (*os.File, error) {
+	f, _, err := openData(in.path)
+	if err != nil {
+		return nil, err
+	}
+	if fi, err := f.Stat(); err != nil || !os.SameFile(fi, in.info) {
+		f.Close()
+		return nil, fmt.Errorf("%s: changed while the manifest was being made", in.path)
+	}
+	return f, nil
 }
 
 func (s *openFiles) close() {
@@ -96,17 +140,8 @@ func makeManifest(e *env, out *os.File, ins []input, opts []manifest.Option) (*m
 	set := &openFiles{}
 	defer set.close()
 	for _, in := range ins {
-		f, size, err := openData(in.path)
-		if err != nil {
-			return nil, err
-		}
-		fi, err := f.Stat()
-		f.Close()
-		if err != nil {
-			return nil, err
-		}
-		src = append(src, manifest.Source{Name: in.name, Data: &lazyFile{set: set, path: in.path}, Size: size, Mode: fi.Mode().Perm()})
-		total += size
+		src = append(src, manifest.Source{Name: in.name, Data: &lazyFile{set: set, in: in}, Size: in.info.Size(), Mode: in.info.Mode().Perm()})
+		total += in.info.Size()
 	}
 	label := "hashing " + filepath.Base(ins[0].path)
 	if len(ins) > 1 {
@@ -127,64 +162,93 @@ func makeManifest(e *env, out *os.File, ins []input, opts []manifest.Option) (*m
 // collect lists the files of the arguments (directories walked, in
 // lexical order) with the names the manifest at mpath stores: their paths
 // relative to its directory. A lone file outside that directory is stored
-// by its base name (verify and repair are then told where it is).
-func collect(args []string, mpath string) ([]input, error) {
+// by its base name (verify and repair are then told where it is). It also
+// returns the mode the manifest gets: 0600, and read for group or others
+// only where every file and every directory walked grants them it, since
+// the manifest's parity can rebuild the files.
+func collect(args []string, mpath string) ([]input, fs.FileMode, error) {
 	base, err := filepath.Abs(filepath.Dir(mpath))
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	abs, _ := filepath.Abs(mpath)
 	var ins []input
-	add := func(p string) error {
+	readers := fs.FileMode(0o044) // group and others may read
+	add := func(p string, info fs.FileInfo) error {
+		readers &= info.Mode().Perm()
 		a, err := filepath.Abs(p)
 		if err != nil {
 			return err
 		}
 		rel, err := filepath.Rel(base, a)
 		if err != nil || !filepath.IsLocal(rel) {
-			if len(args) == 1 && !isDir(p) {
-				ins = append(ins, input{p, filepath.Base(p)})
+			if len(args) == 1 && !info.IsDir() {
+				ins = append(ins, input{p, filepath.Base(p), info})
 				return nil
 			}
 			return usageErrorf("%s is not under %s, where the manifest goes: give -o a path above it", p, filepath.Dir(mpath))
 		}
-		ins = append(ins, input{p, filepath.ToSlash(rel)})
+		ins = append(ins, input{p, filepath.ToSlash(rel), info})
 		return nil
 	}
 	for _, arg := range args {
-		if !isDir(arg) {
-			if err := add(arg); err != nil {
-				return nil, err
+		info, err := os.Lstat(filepath.Clean(arg)) // "link/" is the link, not what it names
+		if err != nil {
+			return nil, 0, err
+		}
+		if info.Mode()&fs.ModeSymlink != 0 {
+			// verify and repair follow no link: a set made through one
+			// could never be checked.
+			to, _ := filepath.EvalSymlinks(arg)
+			return nil, 0, usageErrorf("%s is a symlink: verify and repair follow none, so name what it points to (%s)", strings.TrimSuffix(arg, "/"), to)
+		}
+		if !info.IsDir() {
+			if !info.Mode().IsRegular() {
+				return nil, 0, usageErrorf("%s: not a regular file", arg)
+			}
+			if err := add(arg, info); err != nil {
+				return nil, 0, err
 			}
 			continue
 		}
-		err := filepath.WalkDir(arg, func(p string, d fs.DirEntry, err error) error {
+		err = filepath.WalkDir(arg, func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return err
 			}
+			info, err := d.Info()
+			if err != nil {
+				return err
+			}
+			if d.IsDir() {
+				// Group and others read what is in a directory they may
+				// read and search (x, moved up to r's place).
+				readers &= info.Mode().Perm() & (info.Mode().Perm() << 2)
+				return nil
+			}
 			if !d.Type().IsRegular() {
-				return nil // directories are walked; links and devices are not data
+				return nil // links and devices are not data
 			}
-			if a, _ := filepath.Abs(p); a == abs || strings.HasPrefix(d.Name(), "."+filepath.Base(mpath)+".tmp") {
-				return nil // the manifest itself, or one being written
+			if a, _ := filepath.Abs(p); a == abs || strings.HasPrefix(d.Name(), "."+filepath.Base(mpath)+".tmp") ||
+				strings.HasPrefix(d.Name(), ".sigcheck-tmp-") {
+				return nil // the manifest itself, one being written, or a repair's file
 			}
-			return add(p)
+			return add(p, info)
 		})
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 	}
 	if len(ins) == 0 {
-		return nil, usageErrorf("no files in %s", strings.Join(args, ", "))
+		return nil, 0, usageErrorf("no files in %s", strings.Join(args, ", "))
 	}
 	seen := map[string]string{}
 	for _, in := range ins {
 		if p, ok := seen[in.name]; ok {
-			return nil, usageErrorf("%s and %s would both be %s in the manifest", p, in.path, in.name)
+			return nil, 0, usageErrorf("%s and %s would both be %s in the manifest", p, in.path, in.name)
 		}
 		seen[in.name] = in.path
 	}
-	return ins, nil
+	return ins, 0o600 | readers&0o044, nil
 }
 
 func isDir(p string) bool {
@@ -226,8 +290,10 @@ func runManifest(e *env, args []string) error {
 		"Reed–Solomon parity shared across the files, from which sigcheck repair rebuilds\n"+
 		"damaged, truncated or missing files without the originals. It goes to\n"+
 		"FILE"+manifestSuffix+" (or DIR"+manifestSuffix+", or the first argument's) unless -o says otherwise,\n"+
-		"written whole or not at all, mode 0644; files are named relative to its\n"+
-		"directory. Symlinks, FIFOs and devices in a directory are not data: skipped.\n\n"+
+		"written whole or not at all; files are named relative to its directory.\n"+
+		"Symlinks, FIFOs and devices in a directory are not data: skipped. Its parity\n"+
+		"rebuilds the files, so it is readable by no one the files are not: mode 0600,\n"+
+		"0640 or 0644, as every file (and directory walked) grants group and others.\n\n"+
 		"The parity is -r percent of the segments (5 by default, as par2's), or -c\n"+
 		"segments in all, or -parity per stripe. It is one Reed–Solomon code over\n"+
 		"GF(2^16) (Leopard) as long as the set has under about 65000 segments (par2\n"+
@@ -278,7 +344,7 @@ func runManifest(e *env, args []string) error {
 	if path == "" {
 		path = defaultManifest(args[0])
 	}
-	ins, err := collect(args, path)
+	ins, mode, err := collect(args, path)
 	if err != nil {
 		return err
 	}
@@ -298,7 +364,7 @@ func runManifest(e *env, args []string) error {
 		}
 		return err
 	}
-	err = tmp.Chmod(0o644)
+	err = tmp.Chmod(mode)
 	if err == nil {
 		err = tmp.Sync()
 	}

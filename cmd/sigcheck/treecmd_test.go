@@ -251,7 +251,7 @@ func TestManifestOfADirectory(t *testing.T) {
 	os.Remove(filepath.Join(set, "sub", "b.bin"))
 	flip(t, filepath.Join(set, "c.bin"), 100, 40_000)
 	o, _, code = sigcheck(t, "verify", set)
-	for _, w := range []string{"a.bin: missing", "b.bin: missing", "c.bin: 2 of 25 segments corrupted", "not repairable"} {
+	for _, w := range []string{"a.bin: missing (200000 bytes), found as " + filepath.Join(set, "renamed"), "b.bin: missing", "c.bin: 2 of 25 segments corrupted", "repairable: the parity rebuilds the 17 lost segments"} {
 		if !strings.Contains(o, w) {
 			t.Errorf("verify DIR: %d, no %q in\n%s", code, w, o)
 		}

@@ -6,7 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
 	"path/filepath"
+	"strings"
 
 	"github.com/sigcheck/sigcheck/internal/progress"
 	"github.com/sigcheck/sigcheck/tree/manifest"
@@ -72,9 +75,13 @@ type fileVerdict struct {
 	MissingFrom   int64   `json:"missing_from,omitempty"`
 	MissingBytes  int64   `json:"missing_bytes,omitempty"`
 	AppendedBytes int64   `json:"appended_bytes,omitempty"`
-	Moved         []moved `json:"moved,omitempty"`     // segments found elsewhere in the file
-	Unchecked     int64   `json:"unchecked,omitempty"` // segments whose hashes the manifest lost
+	Moved         []moved `json:"moved,omitempty"`        // segments found elsewhere in the file
+	Unchecked     int64   `json:"unchecked,omitempty"`    // segments whose hashes the manifest lost
+	RootChecked   bool    `json:"root_checked,omitempty"` // then the file was checked whole by its root
+	RootMatches   bool    `json:"root_matches,omitempty"`
+	ScanStopped   bool    `json:"scan_stopped,omitempty"`
 	Problem       string  `json:"problem,omitempty"`
+	FoundAs       string  `json:"found_as,omitempty"` // a missing file found renamed, which repair copies back
 	// What repair did.
 	CopiedFrom string `json:"copied_from,omitempty"`
 	Created    bool   `json:"created,omitempty"`
@@ -82,7 +89,9 @@ type fileVerdict struct {
 	Repaired   int64  `json:"repaired_segments,omitempty"`
 	PutBack    int64  `json:"moved_back_segments,omitempty"`
 	Cut        int64  `json:"cut_bytes,omitempty"`
+	Owner      string `json:"owner,omitempty"`
 	LeftAlone  string `json:"left_alone,omitempty"`
+	Written    int64  `json:"written_segments,omitempty"` // before a repair stopped
 }
 
 // verdict is what verify and repair say of a set.
@@ -109,26 +118,30 @@ type damageVerdict struct {
 }
 
 // inspect checks every file of the set.
-func inspect(e *env, s *manifest.Set) (*verdict, error) {
+func inspect(ctx context.Context, e *env, s *manifest.Set) (*verdict, error) {
 	v := &verdict{Manifest: s.Path, Version: s.Version, OK: true}
 	if d := s.Damage; d.Any() || s.Parity > 0 {
 		if p, chunk := s.DamagedParity(); d.Any() || p > 0 {
-			v.ManifestDamage = &damageVerdict{d.MainCopies, 3, d.NodeBlocks + d.LeafBlocks, d.LostLeaves, p, chunk}
+			v.ManifestDamage = &damageVerdict{d.MainCopies, 3, d.NodeBlocks + d.LeafBlocks + d.WeakBlocks, d.LostLeaves, p, chunk}
 		}
 	}
 	bar := progress.New(e.stderr, "checking "+filepath.Base(s.Path), 0, "B")
-	sts, err := s.Check(context.Background(), barProgress(bar))
+	sts, err := s.Check(ctx, barProgress(bar))
 	bar.Done()
 	if err != nil {
 		return nil, err
 	}
-	v.statuses = sts
+	v.setStatuses(s, sts)
+	return v, nil
+}
+
+func (v *verdict) setStatuses(s *manifest.Set, sts []*manifest.Status) {
+	v.statuses, v.Files, v.OK = sts, nil, true
 	for _, st := range sts {
 		fv := fileVerdictOf(s, st)
 		v.Files = append(v.Files, fv)
 		v.OK = v.OK && fv.OK
 	}
-	return v, nil
 }
 
 func fileVerdictOf(s *manifest.Set, st *manifest.Status) *fileVerdict {
@@ -150,6 +163,7 @@ func fileVerdictOf(s *manifest.Set, st *manifest.Status) *fileVerdict {
 		for _, mv := range rep.Moved {
 			fv.Moved = append(fv.Moved, moved{mv.First, mv.First + mv.N - 1, mv.Shift(s.Segment)})
 		}
+		fv.RootChecked, fv.RootMatches, fv.ScanStopped = rep.RootChecked, rep.RootMatches, rep.ScanStopped
 		if rep.Foreign() && manifest.Count(rep.Corrupted) > 1 {
 			fv.Problem = fmt.Sprintf("every segment differs: is %s the manifest of this file? (it was made for %q)", s.Path, mf.Name)
 		}
@@ -203,24 +217,36 @@ func (f *fileVerdict) print(w io.Writer, manifestPath string) {
 	if f.LeftAlone != "" {
 		emit(w, "%s: left alone: %s", name, f.LeftAlone)
 	}
+	if f.Written > 0 {
+		emit(w, "%s: %d segment%s rebuilt and written before the repair stopped (each checked first)", name, f.Written, plural(int(f.Written)))
+	}
+	all := fmt.Sprintf("all %d segments", f.Segments)
+	if f.Segments == 1 {
+		all = "its segment"
+	}
 	switch {
-	case f.OK && (f.Repaired > 0 || f.PutBack > 0):
-		all := fmt.Sprintf("all %d segments now match", f.Segments)
-		if f.Segments == 1 {
-			all = "its segment now matches"
-		}
-		emit(w, "%s: repaired %d segment%s from parity; %s %s", name, f.Repaired, plural(int(f.Repaired)), all, manifestPath)
-	case f.OK && f.Segments == 1:
-		emit(w, "%s: OK, its segment matches %s", name, manifestPath)
+	case f.OK && f.Repaired > 0:
+		emit(w, "%s: repaired %d segment%s from parity; %s now match %s", name, f.Repaired, plural(int(f.Repaired)), all, manifestPath)
+	case f.OK && (f.PutBack > 0 || f.Cut > 0 || f.CopiedFrom != "" || f.Created):
+		emit(w, "%s: %s now match %s", name, all, manifestPath)
+	case f.OK && f.RootChecked:
+		emit(w, "%s: OK, %s match %s (%d checked by the file's root: the manifest lost their hashes)", name, all, manifestPath, f.Unchecked)
 	case f.OK:
-		emit(w, "%s: OK, all %d segments match %s", name, f.Segments, manifestPath)
+		emit(w, "%s: OK, %s match %s", name, all, manifestPath)
+	case f.Missing && f.FoundAs != "" && f.CopiedFrom == "":
+		emit(w, "%s: missing (%d byte%s), found as %s (repair copies it back)", name, f.ExpectedSize, plural(int(f.ExpectedSize)), f.FoundAs)
 	case f.Missing:
 		emit(w, "%s: missing (%d byte%s)", name, f.ExpectedSize, plural(int(f.ExpectedSize)))
+	case strings.HasPrefix(f.InPlace, "unreadable"):
+		emit(w, "%s: %s: counted as missing (%d byte%s)", name, f.InPlace, f.ExpectedSize, plural(int(f.ExpectedSize)))
 	case f.InPlace != "":
-		emit(w, "%s: %s in its place, not followed: counted as missing (%d byte%s)", name, f.InPlace, f.ExpectedSize, plural(int(f.ExpectedSize)))
+		emit(w, "%s: not a regular file but %s: not followed, counted as missing (%d byte%s)", name, f.InPlace, f.ExpectedSize, plural(int(f.ExpectedSize)))
 	}
 	if f.PutBack > 0 {
 		emit(w, "%s: laid out anew: %d segment%s found moved put back in their places", name, f.PutBack, plural(int(f.PutBack)))
+	}
+	if f.Owner != "" {
+		emit(w, "%s: laid out anew, it %s", name, f.Owner)
 	}
 	if f.Cut > 0 {
 		emit(w, "%s: cut %d appended byte%s", name, f.Cut, plural(int(f.Cut)))
@@ -238,6 +264,9 @@ func (f *fileVerdict) print(w io.Writer, manifestPath string) {
 	for _, mv := range f.Moved {
 		emit(w, "%s: %s", name, mv)
 	}
+	if f.ScanStopped {
+		emit(w, "%s: the search for moved segments gave up: the manifest's weak sums matched too often where its hashes did not (forged?)", name)
+	}
 	if f.MissingBytes > 0 && !f.Missing {
 		emit(w, "%s: truncated: %d byte%s missing from offset %d (the manifest says %d bytes)",
 			name, f.MissingBytes, plural(int(f.MissingBytes)), f.MissingFrom, f.ExpectedSize)
@@ -245,7 +274,10 @@ func (f *fileVerdict) print(w io.Writer, manifestPath string) {
 	if f.AppendedBytes > 0 {
 		emit(w, "%s: extended: %d byte%s appended at offset %d", name, f.AppendedBytes, plural(int(f.AppendedBytes)), f.ExpectedSize)
 	}
-	if f.Unchecked > 0 && !f.Missing && f.InPlace == "" {
+	switch {
+	case f.RootChecked && !f.RootMatches:
+		emit(w, "%s: its root differs from the manifest's: damaged among the %d segment%s whose hashes the manifest lost", name, f.Unchecked, plural(int(f.Unchecked)))
+	case f.Unchecked > 0 && !f.RootChecked && !f.Missing && f.InPlace == "":
 		emit(w, "%s: %d segment%s not checked: the manifest lost their hashes", name, f.Unchecked, plural(int(f.Unchecked)))
 	}
 	if f.Problem != "" {
@@ -253,39 +285,55 @@ func (f *fileVerdict) print(w io.Writer, manifestPath string) {
 	}
 }
 
-// lost counts the segments the files lost.
-func (v *verdict) lost() int64 {
-	var n int64
-	for _, st := range v.statuses {
-		n += manifest.Count(st.Report.Lost())
+// prepare decides the repair (verify says what it would do) and says in
+// the verdict whether it can be done.
+func prepare(ctx context.Context, s *manifest.Set, v *verdict, force bool) (*manifest.Prepared, error) {
+	p, err := s.Prepare(ctx, v.statuses, manifest.RepairOptions{Force: force})
+	if err != nil {
+		return nil, err
 	}
-	return n
-}
-
-// planWords says whether the parity can rebuild what was lost.
-func planWords(s *manifest.Set, v *verdict) (bool, string) {
-	err := s.Plan(manifest.Reports(v.statuses))
-	if err == nil {
-		n := v.lost()
-		return true, fmt.Sprintf("repairable: the parity rebuilds the %d lost segment%s (sigcheck repair)", n, plural(int(n)))
+	v.setStatuses(s, v.statuses) // what the scans found
+	for i, d := range p.Done {
+		v.Files[i].LeftAlone, v.Files[i].FoundAs = d.LeftAlone, d.CopiedFrom
 	}
-	return false, "not repairable: " + plain(err.Error())
+	ok := p.Err == nil
+	v.Repairable = &ok
+	if ok {
+		n := p.Lost()
+		v.Repair = fmt.Sprintf("repairable: the parity rebuilds the %d lost segment%s (sigcheck repair)", n, plural(int(n)))
+		if n == 0 {
+			v.Repair = "repairable without parity (sigcheck repair)"
+		}
+	} else {
+		v.Repair = "not repairable: " + plain(p.Err.Error())
+	}
+	return p, nil
 }
 
 const verifyHelp = "[FILE|DIR] [MANIFEST], or MANIFEST alone: the manifest is FILE" + manifestSuffix + " (DIR" + manifestSuffix + ")\n" +
 	"unless named, and the files are where it says, relative to its directory (a\n" +
 	"one-file manifest's file is FILE when given)."
 
+// interrupted turns the context's cancellation by Ctrl-C into the error
+// that says so.
+func interrupted(ctx context.Context, err error, what string) error {
+	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+		return &interruptedError{what}
+	}
+	return err
+}
+
 func runVerify(e *env, args []string) error {
 	fs := flags(e, "verify", "Checks files against their manifest: "+verifyHelp+"\n\n"+
 		"Reports, per file, the corrupted segments as byte ranges, the bytes missing from a\n"+
-		"truncated file or appended to an extended one (the common part is checked), a\n"+
-		"missing file, damage to the manifest itself, and whether the parity can repair\n"+
-		"it all. It follows no symlink in the set's directory and opens nothing but\n"+
-		"regular files: a symlink, FIFO, device or directory in a file's place counts\n"+
-		"as the file missing. Names with a backslash or a line break are escaped as\n"+
-		"sha256sum escapes them. Exit status 0 when every file matches, 1 when any does\n"+
-		"not, 2 when the manifest is unreadable.")
+		"truncated file or appended to an extended one (the common part is checked), runs\n"+
+		"of segments moved by bytes inserted or removed, a missing file, damage to the\n"+
+		"manifest itself, and whether repair can repair it all, and what it would leave\n"+
+		"alone. It follows no symlink in the set's directory and opens nothing but\n"+
+		"regular files: a symlink, FIFO, device or directory in a file's place, or a file\n"+
+		"that cannot be read, counts as the file missing. Names with a backslash or a\n"+
+		"control character are escaped as sha256sum escapes them. Exit status 0 when\n"+
+		"every file matches, 1 when any does not, 2 when the manifest is unreadable.")
 	asJSON := fs.Bool("json", false, "print the verdict as JSON")
 	pos, err := parse(fs, args, -1)
 	if err != nil {
@@ -296,13 +344,16 @@ func runVerify(e *env, args []string) error {
 		return err
 	}
 	defer s.Close()
-	v, err := inspect(e, s)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	v, err := inspect(ctx, e, s)
 	if err != nil {
-		return err
+		return interrupted(ctx, err, "nothing checked to the end")
 	}
 	if !v.OK {
-		ok, words := planWords(s, v)
-		v.Repairable, v.Repair = &ok, words
+		if _, err := prepare(ctx, s, v, false); err != nil {
+			return interrupted(ctx, err, "checked, not planned")
+		}
 	}
 	if err := v.print(e, *asJSON); err != nil {
 		return err
@@ -315,19 +366,23 @@ func runVerify(e *env, args []string) error {
 
 func runRepair(e *env, args []string) error {
 	fs := flags(e, "repair", "Repairs files from their manifest's parity: "+verifyHelp+"\n\n"+
-		"Checks every file, rebuilds corrupted segments, the tail of a truncated file\n"+
-		"and missing files, checks each rebuilt segment against the manifest's hashes\n"+
-		"before writing it, and cuts appended bytes, as par2 does. A missing file found\n"+
-		"renamed in its directory (same size, same first segment) is copied back; the\n"+
-		"other file stays. A file made anew gets the mode the manifest kept.\n\n"+
+		"Checks every file, rebuilds corrupted segments, the tail of a truncated file,\n"+
+		"files with bytes inserted or removed, and missing files, checks each rebuilt\n"+
+		"segment against the manifest's hashes before writing it, and cuts appended\n"+
+		"bytes, as par2 does. A missing file found renamed in its directory (same size,\n"+
+		"same first segment) is copied back; the other file stays. A file made anew gets\n"+
+		"the mode the manifest kept; one laid out anew keeps its own mode and owner.\n"+
+		"Files made or laid out anew are written beside their names and renamed into\n"+
+		"place only once the whole repair passed.\n\n"+
 		"It writes only inside the set's directory, follows no symlink there, and leaves\n"+
-		"alone, saying so: a symlink, FIFO, device or directory in a file's place; a\n"+
-		"file of which no segment matches and whose size or name differs from the\n"+
-		"manifest's (it may be another file); a file with other hard links; and, when\n"+
-		"no segment of any file matches, the whole set (the wrong manifest). -force\n"+
-		"writes the last three anyway. Nothing is changed unless the parity suffices.\n"+
-		"Exit status 0 when every file matches at the end, 1 when they cannot all be\n"+
-		"repaired, 2 for an unreadable manifest.")
+		"alone, saying so: a symlink, FIFO, device or directory in a file's place, or a\n"+
+		"file it cannot read; a file of which nothing matches and whose size or name\n"+
+		"differs from the manifest's (it may be another file); a file with other hard\n"+
+		"links (its intact segments still serve); and, when nothing of any file matches,\n"+
+		"the whole set (the wrong manifest). -force writes the last three anyway.\n"+
+		"Nothing is changed unless the parity suffices. Exit status 0 when every file\n"+
+		"matches at the end, 1 when they cannot all be repaired, 2 for an unreadable\n"+
+		"manifest.")
 	asJSON := fs.Bool("json", false, "print the verdict as JSON")
 	force := fs.Bool("force", false, "rewrite files that look like others than the manifest's, and files with other hard links")
 	pos, err := parse(fs, args, -1)
@@ -339,25 +394,38 @@ func runRepair(e *env, args []string) error {
 		return err
 	}
 	defer s.Close()
-	v, err := inspect(e, s)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	v, err := inspect(ctx, e, s)
 	if err != nil {
-		return err
+		return interrupted(ctx, err, "nothing checked to the end, nothing changed")
 	}
 	if v.OK {
 		return v.print(e, *asJSON)
 	}
-	done, err := s.Repair(context.Background(), v.statuses, manifest.RepairOptions{Force: *force})
+	p, err := prepare(ctx, s, v, *force)
 	if err != nil {
-		if !errors.Is(err, manifest.ErrTooManyFaults) && !errors.Is(err, manifest.ErrRepairCheck) && !errors.Is(err, manifest.ErrNotThisSet) {
+		return interrupted(ctx, err, "nothing changed")
+	}
+	if p.Err != nil {
+		v.Problem = "cannot repair, nothing was changed: " + strings.TrimPrefix(v.Repair, "not repairable: ")
+		v.Repair = ""
+		if err := v.print(e, *asJSON); err != nil {
 			return err
 		}
-		for i, d := range done {
-			v.Files[i].LeftAlone = d.LeftAlone
+		return negativeError{}
+	}
+	done, err := p.Apply(ctx)
+	if err != nil {
+		var stopped *manifest.StoppedError
+		if !errors.As(err, &stopped) {
+			return interrupted(ctx, fmt.Errorf("%w (nothing was changed)", err), "nothing changed")
 		}
 		f := false
-		v.Repairable, v.Problem = &f, "cannot repair, nothing was changed: "+plain(err.Error())
-		if errors.Is(err, manifest.ErrRepairCheck) {
-			v.Problem = "repair stopped: " + plain(err.Error())
+		v.Repairable, v.Repair = &f, ""
+		v.Problem = "repair stopped: " + plain(stopped.Err.Error())
+		for i, n := range stopped.Written {
+			v.Files[i].Written = n
 		}
 		if err := v.print(e, *asJSON); err != nil {
 			return err
@@ -365,20 +433,16 @@ func runRepair(e *env, args []string) error {
 		return negativeError{}
 	}
 	// Check again what was written: what is reported is what is on disk.
-	sts, err := s.Recheck(context.Background(), v.statuses, done)
+	sts, err := s.Recheck(ctx, v.statuses, done)
 	if err != nil {
-		return err
+		return interrupted(ctx, err, "repaired, not checked again")
 	}
-	after := &verdict{Manifest: v.Manifest, Version: v.Version, OK: true, ManifestDamage: v.ManifestDamage, statuses: sts}
-	for _, st := range sts {
-		fv := fileVerdictOf(s, st)
-		after.Files = append(after.Files, fv)
-		after.OK = after.OK && fv.OK
-	}
+	after := &verdict{Manifest: v.Manifest, Version: v.Version, ManifestDamage: v.ManifestDamage}
+	after.setStatuses(s, sts)
 	for i, d := range done {
 		f := after.Files[i]
-		f.Repaired, f.Cut, f.Created, f.CopiedFrom, f.LeftAlone, f.PutBack = d.Rebuilt, d.Cut, d.Created, d.CopiedFrom, d.LeftAlone, d.Moved
-		if d.Mode != 0 {
+		f.Repaired, f.Cut, f.Created, f.CopiedFrom, f.LeftAlone, f.PutBack, f.Owner = d.Rebuilt, d.Cut, d.Created, d.CopiedFrom, d.LeftAlone, d.Moved, d.Owner
+		if d.Mode != 0 || d.Created {
 			f.Mode = fmt.Sprintf("%04o", d.Mode)
 		}
 	}

@@ -98,7 +98,7 @@ func BenchmarkManifest(b *testing.B) {
 				copy(f.b, data)
 				f.b = f.b[:cut]
 				rep, _ := m.Check(context.Background(), 0, f, cut, nil)
-				if err := m.Repair(context.Background(), []Target{f}, []*Report{rep}, 0); err != nil {
+				if _, err := m.Repair(context.Background(), []Target{f}, []*Report{rep}, 0); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/sigcheck/sigcheck/csum"
+	"github.com/sigcheck/sigcheck/tree"
 )
 
 // Report is what Check found of one file of a manifest.
@@ -24,11 +25,25 @@ type Report struct {
 	// whole elsewhere in the file by Find: not lost, but the file must be
 	// laid out anew.
 	Moved []Moved
+	// ScanStopped says that Find gave up: its weak sums matched the file
+	// so often without the leaf hashes agreeing that it cost as much as
+	// the file again (a forged manifest).
+	ScanStopped bool
+	// RootChecked says that the manifest lost the hashes of some segments
+	// (Unchecked) and the file, of the right size, was checked whole
+	// against its root instead; RootMatches, that the root was the same:
+	// the unchecked segments are intact too. A root that differs, with
+	// every checked segment matching, puts the damage among the
+	// unchecked ones.
+	RootChecked, RootMatches bool
 }
 
-// OK reports whether the file is exactly what the manifest describes
-// (segments it could not check aside).
-func (r *Report) OK() bool { return r.Size == r.Want && len(r.Corrupted) == 0 }
+// OK reports whether the file is exactly what the manifest describes:
+// its size, every segment checked matching, and, when the manifest lost
+// the hashes of some segments, the file's root matching the manifest's.
+func (r *Report) OK() bool {
+	return r.Size == r.Want && len(r.Corrupted) == 0 && (len(r.Unchecked) == 0 || r.RootMatches)
+}
 
 // Missing returns where the data stops and how many bytes are missing
 // after it (0 unless the file is truncated or absent).
@@ -54,10 +69,13 @@ func (r *Report) Lost() []Run {
 	return subtract(lost, moved)
 }
 
-// Foreign reports whether segments of the file were compared and none
-// matched, at its place or moved: it may not be the file the manifest was
-// made of.
-func (r *Report) Foreign() bool { return r.Matched == 0 && len(r.Moved) == 0 && len(r.Corrupted) > 0 }
+// Foreign reports whether the file is there, not empty, and nothing of
+// it matched, at its place or moved, though segments were compared or its
+// size differs: it may not be the file the manifest was made of. (An empty
+// segment matches any file's first bytes, so it is no evidence.)
+func (r *Report) Foreign() bool {
+	return r.Matched == 0 && len(r.Moved) == 0 && (len(r.Corrupted) > 0 || r.Size > 0 && r.Size != r.Want)
+}
 
 // Absent returns the report of file i when it is not there (missing, or
 // something else in its place).
@@ -92,6 +110,12 @@ func (m *Manifest) Check(ctx context.Context, i int, r io.ReaderAt, size int64, 
 	want := make([]byte, per*int64(hs))
 	alt := make([]byte, per*int64(hs))
 	unchecked := rep.Unchecked
+	// With hashes lost, the whole file is checked against its root: every
+	// leaf is kept for it (16 bytes a segment of a file that is there).
+	var leaves []csum.Value
+	if len(rep.Unchecked) > 0 && size == f.Size {
+		leaves = make([]csum.Value, 0, f.Segments)
+	}
 	for j0 := 0; j0 < rep.Present; j0 += int(per) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -114,6 +138,12 @@ func (m *Manifest) Check(ctx context.Context, i int, r io.ReaderAt, size int64, 
 		}
 		altRead := false
 		for j := j0; j < j1; j++ {
+			so := int64(j-j0) * seg
+			sb := data[so:min(so+seg, int64(len(data)))]
+			got := m.Hash.Leaf(sb, uint64(j+f.Segments-1))
+			if leaves != nil {
+				leaves = append(leaves, got)
+			}
 			for len(unchecked) > 0 && unchecked[0].end() <= j {
 				unchecked = unchecked[1:]
 			}
@@ -131,10 +161,10 @@ func (m *Manifest) Check(ctx context.Context, i int, r io.ReaderAt, size int64, 
 				}
 				exp = alt[k : k+hs]
 			}
-			so := int64(j-j0) * seg
-			got := m.Hash.Leaf(data[so:min(so+seg, int64(len(data)))], uint64(j+f.Segments-1))
 			if got == decodeHash(exp) {
-				rep.Matched++
+				if len(sb) > 0 {
+					rep.Matched++
+				}
 			} else {
 				rep.Corrupted = appendSegment(rep.Corrupted, j)
 			}
@@ -143,7 +173,23 @@ func (m *Manifest) Check(ctx context.Context, i int, r io.ReaderAt, size int64, 
 			progress(off + int64(len(data)))
 		}
 	}
+	if leaves != nil {
+		rep.RootChecked = true
+		rep.RootMatches = rootOf(m.Hash, leaves) == f.Root
+	}
 	return rep, nil
+}
+
+// rootOf returns the root of the tree of these leaves, as tree.Build
+// makes it: node i's children are 2i+1 and 2i+2, leaf j is node j+n-1.
+func rootOf(h *tree.Hash, leaves []csum.Value) csum.Value {
+	n := len(leaves)
+	nodes := make([]csum.Value, 2*n-1)
+	copy(nodes[n-1:], leaves)
+	for i := n - 2; i >= 0; i-- {
+		nodes[i] = h.Inner(nodes[2*i+1], nodes[2*i+2], uint64(i))
+	}
+	return nodes[0]
 }
 
 // Matches reports whether r (size bytes) looks like file i: the same size

@@ -7,19 +7,25 @@ package manifest
 // column is a stripe in small.
 type columns struct {
 	m     *Manifest
-	width int // bytes of a column, a multiple of the parity's chunk unless the whole segment
+	width int // bytes of a column: a multiple of 64, of the parity's chunk if it can be
 	slots int // data slots
 	buf   []byte
 }
 
 // newColumns sizes columns for stripes of up to width data segments and
 // rows parity segments within memory bytes: whole segments if they fit,
-// else as many chunks as do (one at least).
+// else whole chunks of parity if they do, else as many 64-byte groups as
+// do (one at least: 4 MiB for the widest stripe), whatever the manifest
+// says of its chunks.
 func newColumns(m *Manifest, width, rows int, memory int64) *columns {
 	n := int64(width + rows)
 	cw := m.shard
 	if n*int64(cw) > memory {
-		cw = max(m.chunk, int(memory/n)/m.chunk*m.chunk)
+		if fit := int(memory / n); fit >= m.chunk {
+			cw = fit / m.chunk * m.chunk
+		} else {
+			cw = max(64, fit/64*64)
+		}
 		cw = min(cw, m.shard)
 	}
 	return &columns{m: m, width: cw, slots: width, buf: make([]byte, n*int64(cw))}

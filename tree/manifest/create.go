@@ -198,6 +198,7 @@ func Create(out ReadWriterAt, files []Source, opts ...Option) (*Manifest, error)
 			return nil, err
 		}
 	}
+	m.fileSize = m.total
 	m.nodeOK = trues(len(m.nodeSums))
 	m.leafOK = trues(len(m.leafSums))
 	m.weakOK = trues(len(m.weakSums))
@@ -267,7 +268,7 @@ func (w *writer) hashPass() error {
 				so := (j - j0) * seg
 				d := data[min(so, int64(len(data))):min(so+seg, int64(len(data)))]
 				leaves = appendHash(leaves, m.Hash.Leaf(d, uint64(j+int64(f.Segments)-1)), hs)
-				weak = binary.LittleEndian.AppendUint32(weak, weakSum(d))
+				weak = binary.LittleEndian.AppendUint64(weak, weakSum(d))
 			}
 			a, b := m.leafAt(i, int(j0))
 			if _, err := w.out.WriteAt(leaves, m.nodesAt+a); err != nil {
@@ -302,6 +303,13 @@ func (w *writer) parityPass(memory int64) error {
 	}
 	m.paritySums = make([]uint64, int64(m.Stripes)*int64(m.Parity)*int64(m.chunks()))
 	cols := newColumns(m, m.Width, m.Parity, memory)
+	var hashers []*xxh3.Hasher
+	if cols.width%m.chunk != 0 && cols.width != m.shard {
+		hashers = make([]*xxh3.Hasher, m.Parity)
+		for k := range hashers {
+			hashers[k] = xxh3.New()
+		}
+	}
 	for s := range m.Stripes {
 		width := m.stripeWidth(s)
 		for c0 := 0; c0 < m.shard; c0 += cols.width {
@@ -320,9 +328,25 @@ func (w *writer) parityPass(memory int64) error {
 					return err
 				}
 				x := (s*m.Parity + k) * m.chunks()
-				for c := c0 / m.chunk; c*m.chunk < c1; c++ {
-					a, b := m.chunkRange(c)
-					m.paritySums[x+c] = xxh3.Hash(p[a-c0 : b-c0])
+				if hashers == nil {
+					for c := c0 / m.chunk; c*m.chunk < c1; c++ {
+						a, b := m.chunkRange(c)
+						m.paritySums[x+c] = xxh3.Hash(p[a-c0 : b-c0])
+					}
+					continue
+				}
+				// Columns narrower than a chunk: each row's chunk is
+				// hashed as its columns come.
+				for a := c0; a < c1; {
+					c := a / m.chunk
+					_, end := m.chunkRange(c)
+					b := min(end, c1)
+					hashers[k].Write(p[a-c0 : b-c0])
+					if b == end {
+						m.paritySums[x+c] = hashers[k].Sum64()
+						hashers[k].Reset()
+					}
+					a = b
 				}
 			}
 			w.advance(n)

@@ -1,6 +1,7 @@
 package manifest
 
 import (
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -72,7 +73,8 @@ const (
 // Entry is what is at a name of a Dir, looked at without following links.
 type Entry struct {
 	Kind  Kind
-	What  string // for Other: "a symlink", "a FIFO", "a directory", …
+	What  string // for Other: "a symlink", "a FIFO", "a directory", …, "unreadable: …"
+	Err   error  // for Other, when it cannot be looked at or read
 	Size  int64
 	Mode  fs.FileMode
 	Links uint64 // hard links of a regular file (1 where the system does not say)
@@ -114,7 +116,7 @@ func (d *Dir) Stat(name string) (Entry, error) {
 			if fi.Mode().IsRegular() {
 				w = "a file"
 			}
-			return Entry{Kind: Other, What: w + " in place of its directory " + p}, nil
+			return Entry{Kind: Other, What: w + " in place of directory " + d.Join(p)}, nil
 		case k == len(parts)-1 && !fi.Mode().IsRegular():
 			return Entry{Kind: Other, What: what(fi.Mode())}, nil
 		case k == len(parts)-1:
@@ -167,56 +169,89 @@ func (d *Dir) Open(name string) (*os.File, Entry, error) { return d.open(name, o
 // OpenWrite opens the regular file at name for reading and writing.
 func (d *Dir) OpenWrite(name string) (*os.File, Entry, error) { return d.open(name, os.O_RDWR) }
 
-// Create makes a new regular file at name, and the directories on its
-// way, none of which may be anything but a directory. The file is made
-// with mode 0600, for its owner alone until it is whole.
-func (d *Dir) Create(name string) (*os.File, error) {
-	if dir := path.Dir(name); dir != "." {
-		e, err := d.Stat(dir)
-		if err != nil {
-			return nil, err
-		}
-		if e.Kind == Other && e.What != "a directory" {
-			return nil, fmt.Errorf("%s: %s in place of a directory", d.Join(dir), e.What)
-		}
-		if e.Kind == Regular {
-			return nil, fmt.Errorf("%s: a file in place of a directory", d.Join(dir))
-		}
-		if err := d.root.MkdirAll(dir, 0o755); err != nil {
-			return nil, fmt.Errorf("%s: %w", d.Join(dir), unwrapPath(err))
-		}
-		if e, err := d.Stat(dir); err != nil || e.Kind != Other || e.What != "a directory" {
-			return nil, fmt.Errorf("%s: %w", d.Join(dir), errSwapped)
+// tempPrefix begins the names of the files a repair writes beside the
+// names they will take: short, so that a name of the longest allowed still
+// has its temporary file.
+const tempPrefix = ".sigcheck-tmp-"
+
+// isTemp says whether a base name is one of a repair's temporary files.
+func isTemp(base string) bool { return strings.HasPrefix(base, tempPrefix) }
+
+// CreateTemp makes a new regular file in the directory of name, where
+// name will be, under a temporary name, and the directories on its way,
+// none of which may be anything but a directory (nor a link to one). It
+// returns the file's name, the file, open for reading and writing with
+// mode 0600 (for its owner alone until it is whole), and the directories
+// it made, for the caller to remove if it gives up.
+func (d *Dir) CreateTemp(name string) (string, *os.File, []string, error) {
+	dir := path.Dir(name)
+	var made []string
+	fail := func(err error) (string, *os.File, []string, error) { return "", nil, made, err }
+	if dir != "." {
+		parts := strings.Split(dir, "/")
+		for k := range parts {
+			p := path.Join(parts[:k+1]...)
+			e, err := d.Stat(p)
+			switch {
+			case err != nil:
+				return fail(err)
+			case e.Kind == Missing:
+				if err := d.root.Mkdir(p, 0o755); err != nil {
+					return fail(fmt.Errorf("%s: %w", d.Join(p), unwrapPath(err)))
+				}
+				made = append(made, p)
+			case e.Kind == Regular:
+				return fail(fmt.Errorf("%s: a file in place of a directory", d.Join(p)))
+			case e.What != "a directory":
+				return fail(fmt.Errorf("%s: %s in place of a directory", d.Join(p), e.What))
+			}
 		}
 	}
-	f, err := d.root.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL|openNonblock, 0o600)
+	var rnd [6]byte
+	rand.Read(rnd[:])
+	tmp := path.Join(dir, fmt.Sprintf("%s%x", tempPrefix, rnd))
+	f, err := d.root.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL|openNonblock, 0o600)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", d.Join(name), unwrapPath(err))
+		return fail(fmt.Errorf("%s: %w", d.Join(name), unwrapPath(err)))
 	}
-	return f, nil
+	return tmp, f, made, nil
 }
 
-// Copy copies the regular file at from to a new file at to, made as
-// Create makes it, and returns the copy, open.
-func (d *Dir) Copy(from, to string) (*os.File, error) {
+// copyFrom copies the regular file at from into dst.
+func (d *Dir) copyFrom(dst *os.File, from string) error {
 	src, e, err := d.Open(from)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if src == nil {
-		return nil, fmt.Errorf("%s: %s", d.Join(from), e.What)
+		return fmt.Errorf("%s: %s", d.Join(from), e.What)
 	}
 	defer src.Close()
-	dst, err := d.Create(to)
-	if err != nil {
-		return nil, err
-	}
 	if _, err := io.Copy(dst, src); err != nil {
-		dst.Close()
-		d.root.Remove(to)
-		return nil, fmt.Errorf("copying %s to %s: %w", d.Join(from), d.Join(to), err)
+		return fmt.Errorf("copying %s: %w", d.Join(from), err)
 	}
-	return dst, nil
+	return nil
+}
+
+// place gives the file at tmp its name: over the file there when replace,
+// else only if the name is still free (a file made meanwhile is not
+// clobbered: the temporary file is linked, then removed).
+func (d *Dir) place(tmp, name string, replace bool) error {
+	if replace {
+		return unwrapPath(d.root.Rename(tmp, name))
+	}
+	err := d.root.Link(tmp, name)
+	if err == nil {
+		return unwrapPath(d.root.Remove(tmp))
+	}
+	if errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("made meanwhile by someone else: left as it is (the repaired file is %s)", d.Join(tmp))
+	}
+	// No hard links here: a rename, if the name is still free.
+	if e, serr := d.Stat(name); serr != nil || e.Kind != Missing {
+		return fmt.Errorf("made meanwhile by someone else: left as it is (the repaired file is %s)", d.Join(tmp))
+	}
+	return unwrapPath(d.root.Rename(tmp, name))
 }
 
 // List returns the names of the regular files directly in the directory

@@ -3,7 +3,9 @@
 package manifest
 
 import (
+	"fmt"
 	"io/fs"
+	"os"
 	"syscall"
 )
 
@@ -17,4 +19,17 @@ func links(fi fs.FileInfo) uint64 {
 		return uint64(st.Nlink)
 	}
 	return 1
+}
+
+// keepOwner gives f the owner and group of the file fi describes, as
+// far as this process may.
+func keepOwner(f *os.File, fi fs.FileInfo) error {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return nil
+	}
+	if err := f.Chown(int(st.Uid), int(st.Gid)); err != nil {
+		return fmt.Errorf("could not keep its owner, uid %d gid %d: %v", st.Uid, st.Gid, err)
+	}
+	return nil
 }

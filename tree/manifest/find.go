@@ -26,7 +26,11 @@ func (mv Moved) Shift(seg int) int64 { return mv.From - int64(mv.First)*int64(se
 // added to rep.Moved, and is no longer lost. A manifest of version 2 has
 // no weak sums: Find finds nothing. Its memory is bounded by the weak
 // sums present in the manifest and a megabyte of the file, its time by
-// the file's size; progress, if not nil, is told the bytes scanned.
+// the file's size: a weak match that the leaf hash refutes costs hashing
+// a segment, and once such refutations have hashed as many bytes as the
+// file holds (64-bit weak sums make them rare on honest data; a forged
+// manifest makes them at will), the scan stops, saying so in
+// rep.ScanStopped. progress, if not nil, is told the bytes scanned.
 func (m *Manifest) Find(ctx context.Context, i int, r io.ReaderAt, size int64, rep *Report, progress func(int64)) error {
 	if m.Version < 3 || size <= 0 {
 		return nil
@@ -35,7 +39,7 @@ func (m *Manifest) Find(ctx context.Context, i int, r io.ReaderAt, size int64, r
 	seg := m.Segment
 	// The lost segments looked for, by weak sum: whole ones in the sliding
 	// window, the short last one at the end of the file.
-	want := map[uint32][]int32{}
+	want := map[uint64][]int32{}
 	last := -1
 	buf := make([]byte, 64<<10)
 	for _, run := range rep.Lost() {
@@ -56,16 +60,21 @@ func (m *Manifest) Find(ctx context.Context, i int, r io.ReaderAt, size int64, r
 					}
 					continue
 				}
-				w := binary.LittleEndian.Uint32(b[(j-j0)*weakSize:])
+				w := binary.LittleEndian.Uint64(b[(j-j0)*weakSize:])
 				want[w] = append(want[w], int32(j))
 			}
 			j0 = j1
 		}
 	}
 	found := map[int]int64{}
+	budget := size + int64(seg) // bytes hashed by refuted matches
 	confirm := func(j int, b []byte) bool {
 		v, ok, err := m.Leaf(i, j)
-		return err == nil && ok && m.Hash.Leaf(b, uint64(j+f.Segments-1)) == v
+		if err == nil && ok && m.Hash.Leaf(b, uint64(j+f.Segments-1)) == v {
+			return true
+		}
+		budget -= int64(len(b))
+		return false
 	}
 	if last >= 0 {
 		_, n := m.SegmentRange(i, last)
@@ -75,9 +84,10 @@ func (m *Manifest) Find(ctx context.Context, i int, r io.ReaderAt, size int64, r
 		}
 	}
 	if len(want) > 0 && size >= int64(seg) {
-		if err := m.scan(ctx, r, size, want, found, confirm, progress); err != nil {
+		if err := m.scan(ctx, r, size, want, found, confirm, func() bool { return budget < 0 }, progress); err != nil {
 			return err
 		}
+		rep.ScanStopped = budget < 0
 	}
 	if len(found) == 0 {
 		return nil
@@ -103,8 +113,8 @@ const maxTries = 4
 // scan slides a window of a segment over the file, a chunk at a time, and
 // records in found the first offset at which each wanted segment is.
 // After a find, the window jumps past it.
-func (m *Manifest) scan(ctx context.Context, r io.ReaderAt, size int64, want map[uint32][]int32, found map[int]int64,
-	confirm func(int, []byte) bool, progress func(int64)) error {
+func (m *Manifest) scan(ctx context.Context, r io.ReaderAt, size int64, want map[uint64][]int32, found map[int]int64,
+	confirm func(int, []byte) bool, spent func() bool, progress func(int64)) error {
 	seg := int64(m.Segment)
 	top := weakTop(m.Segment)
 	chunk := max(int64(readChunk), seg)
@@ -130,6 +140,9 @@ func (m *Manifest) scan(ctx context.Context, r io.ReaderAt, size int64, want map
 				// must not make the scan quadratic. A segment found leaves
 				// the list.
 				hit := false
+				if spent() {
+					return nil
+				}
 				for t := 0; t < min(len(js), maxTries); t++ {
 					if j := int(js[t]); confirm(j, b[x:x+seg]) {
 						found[j] = base + x

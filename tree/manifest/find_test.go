@@ -3,6 +3,7 @@ package manifest
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"os"
 	"path/filepath"
 	"slices"
@@ -109,5 +110,77 @@ func TestFindRepeatedBytes(t *testing.T) {
 	}
 	if n := Count(rep.Lost()); n > 1 {
 		t.Errorf("%d segments still lost after the scan", n)
+	}
+}
+
+// A forged manifest whose weak sums match every window of a file, while
+// its leaf hashes do not: the scan gives up once refuting matches has
+// cost the file's size again, instead of hashing a segment at every byte.
+func TestFindGivesUpOnForgedWeakSums(t *testing.T) {
+	data := make([]byte, 1<<20)
+	m, mf := makeOne(t, data, Segment(4096), Redundancy(5))
+	zero := weakSum(make([]byte, 4096))
+	f := &m.Files[0]
+	for j := range f.Segments {
+		binary.LittleEndian.PutUint64(mf.b[m.weakAt+f.weak+int64(j)*weakSize:], zero)
+	}
+	// The leaves say the segments are not zeros.
+	for j := range f.Segments {
+		a, b := m.leafAt(0, j)
+		mf.b[m.nodesAt+a] ^= 1
+		mf.b[m.leavesAt+b] ^= 1
+	}
+	forged := rehash(t, mf)
+	file := &memFile{append([]byte{0}, data...)}
+	rep, err := forged.Check(context.Background(), 0, file, int64(len(file.b)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := forged.Find(context.Background(), 0, file, int64(len(file.b)), rep, nil); err != nil || !rep.ScanStopped {
+		t.Errorf("the scan went on: %v %+v", err, rep.Moved)
+	}
+}
+
+// rehash recomputes a manifest's checksums after an edit of its hashes,
+// as a forger would, and opens it.
+func rehash(t *testing.T, mf *memFile) *Manifest {
+	t.Helper()
+	m, err := Open(mf, int64(len(mf.b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.nodeSums, err = blockSums(mf, m.nodesAt, m.nodesLen); err != nil {
+		t.Fatal(err)
+	}
+	m.leafSums, _ = blockSums(mf, m.leavesAt, m.weakAt-m.leavesAt)
+	m.weakSums, _ = blockSums(mf, m.weakAt, m.copies[2]-m.weakAt)
+	main := m.encodeMain()
+	for _, at := range m.copies {
+		copy(mf.b[at:], main)
+	}
+	if m, err = Open(mf, int64(len(mf.b))); err != nil || m.Damage.Any() {
+		t.Fatalf("%v %+v", err, m.Damage)
+	}
+	return m
+}
+
+// A manifest that lost its hashes still checks a file of the right size
+// whole, against its root: a damaged file is never reported OK.
+func TestLostHashesCheckTheRoot(t *testing.T) {
+	data := randomData(100_000, 8)
+	m, mf := makeOne(t, data, Segment(2048), Redundancy(0))
+	cut := &memFile{mf.b[:m.mainLen+100]} // the main block, and nothing after it
+	lost, err := Open(cut, int64(len(cut.b)))
+	if err != nil || lost.Damage.LostLeaves != 49 {
+		t.Fatalf("%v %+v", err, lost.Damage)
+	}
+	rep, _ := lost.Check(context.Background(), 0, &memFile{data}, int64(len(data)), nil)
+	if !rep.OK() || !rep.RootChecked || !rep.RootMatches || Count(rep.Unchecked) != 49 {
+		t.Errorf("an intact file: %+v", rep)
+	}
+	bad := corrupt(data, 2048, []int{30}, 1)
+	rep, _ = lost.Check(context.Background(), 0, &memFile{bad}, int64(len(bad)), nil)
+	if rep.OK() || !rep.RootChecked || rep.RootMatches {
+		t.Errorf("a damaged file: %+v", rep)
 	}
 }

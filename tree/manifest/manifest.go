@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"path"
 	"sort"
 	"strings"
@@ -28,7 +29,7 @@ import (
 // checksum of its own and is kept three times, far apart (par2 repeats its
 // main packet likewise). The nodes are each file's 2n-1 node hashes in
 // level order; the leaves are a second copy of each file's leaf hashes;
-// the weak sums (version 3) are a rolling hash of each segment, 4 bytes,
+// the weak sums (version 3) are a rolling hash of each segment, 8 bytes,
 // by which a segment moved by bytes inserted or removed before it is found
 // at any offset, as par2 finds its blocks by their CRC32.
 //
@@ -66,6 +67,7 @@ type Manifest struct {
 	Damage Damage
 
 	f        io.ReaderAt
+	fileSize int64 // the manifest's bytes in f: what is read past them is not there
 	code     code
 	shard    int   // bytes of a parity segment: Segment rounded up as the code needs
 	chunk    int   // bytes of parity per checksum
@@ -229,8 +231,11 @@ func checkName(name string) error {
 	case name == "" || len(name) > maxNameLen:
 		return fmt.Errorf("file name of %d bytes", len(name))
 	case path.IsAbs(name) || path.Clean(name) != name || name == "." || name == ".." || strings.HasPrefix(name, "../") ||
-		strings.ContainsAny(name, "\\\x00"):
+		strings.ContainsRune(name, 0):
 		return fmt.Errorf("file name %q is not a clean relative path", name)
+	case os.PathSeparator == '\\' && strings.ContainsAny(name, `\:`):
+		// A backslash is a name's own here, a separator there.
+		return fmt.Errorf("file name %q holds a separator of this system", name)
 	}
 	return nil
 }

@@ -133,7 +133,8 @@ func repairAll(t testing.TB, m *Manifest, files []*memFile, memory int64) error 
 		}
 		targets[i] = files[i]
 	}
-	return m.Repair(context.Background(), targets, reps, memory)
+	_, err := m.Repair(context.Background(), targets, reps, memory)
+	return err
 }
 
 func runs(js ...int) []Run {
@@ -158,7 +159,8 @@ func TestManifestMatchesTree(t *testing.T) {
 			t.Errorf("size %d seg %d: manifest root %x, tree root %x", c.size, c.seg, m.Files[0].Root, tr.Root())
 		}
 		rep, err := m.Check(context.Background(), 0, bytes.NewReader(data), int64(len(data)), nil)
-		if err != nil || !rep.OK() || len(rep.Unchecked) > 0 || rep.Matched != int64(tr.Segments()) {
+		// (An empty segment is no evidence: it matches nothing.)
+		if err != nil || !rep.OK() || len(rep.Unchecked) > 0 || rep.Matched != int64(min(c.size, 1))*int64(tr.Segments()) {
 			t.Errorf("size %d: clean file reports %+v, %v", c.size, rep, err)
 		}
 	}
@@ -340,9 +342,11 @@ func TestManifestSetRepair(t *testing.T) {
 func TestManifestParityColumns(t *testing.T) {
 	data := randomData(500_000, 8)
 	_, whole := makeOne(t, data, Segment(8192), PerStripe(4))
-	_, cols := makeOne(t, data, Segment(8192), PerStripe(4), Memory(70*1024))
-	if !bytes.Equal(whole.b, cols.b) {
-		t.Error("the manifests differ")
+	for _, memory := range []int64{70 << 10, 66 * 128} { // columns of chunks; of 128 bytes, narrower than a chunk
+		_, cols := makeOne(t, data, Segment(8192), PerStripe(4), Memory(memory))
+		if !bytes.Equal(whole.b, cols.b) {
+			t.Errorf("memory %d: the manifests differ", memory)
+		}
 	}
 }
 
@@ -563,12 +567,53 @@ func TestManifestOver4GiB(t *testing.T) {
 	if err != nil || !slices.Equal(rep.Corrupted, runs(4096)) {
 		t.Fatalf("Check: %+v %v", rep, err)
 	}
-	if err := m.Repair(context.Background(), []Target{f}, []*Report{rep}, 0); err != nil {
+	if _, err := m.Repair(context.Background(), []Target{f}, []*Report{rep}, 0); err != nil {
 		t.Fatal(err)
 	}
 	b := make([]byte, 1)
 	f.ReadAt(b, 4<<30+100)
 	if b[0] != 0 {
 		t.Error("not repaired")
+	}
+}
+
+// A forged manifest claiming 32768 parity segments of 1 MiB for a file of
+// one byte, with only its first parity segment there: the repair refuses
+// in time and memory bounded by what is there, instead of solving codes
+// of 32 GiB in columns of hundreds of megabytes.
+func TestForgedParityBoundedWork(t *testing.T) {
+	h, _ := tree.LookupHash(tree.DefaultHash)
+	m := &Manifest{Version: 3, Hash: h, Segment: 1 << 20, code: codeLeopard16{}, Parity: 32768, Stripes: 1,
+		Files: []File{{Name: "x", Size: 1}}}
+	if err := m.layout(); err != nil {
+		t.Fatal(err)
+	}
+	m.nodeSums = make([]uint64, blocks(m.nodesLen))
+	m.leafSums = make([]uint64, blocks(m.weakAt-m.leavesAt))
+	m.weakSums = make([]uint64, blocks(m.copies[2]-m.weakAt))
+	m.paritySums = make([]uint64, int64(m.Stripes)*int64(m.Parity)*int64(m.chunks()))
+	zero := make([]byte, m.chunk)
+	for c := range m.chunks() {
+		lo, hi := m.chunkRange(c)
+		m.paritySums[c] = xxh3.Hash(zero[:hi-lo])
+	}
+	main := m.encodeMain()
+	b := make([]byte, m.parityAt+int64(m.shard)) // the main block, and parity row 0 of zeros
+	copy(b, main)
+	res := testing.Benchmark(func(bb *testing.B) {
+		bb.ReportAllocs()
+		for bb.Loop() {
+			got, err := Open(bytes.NewReader(b), int64(len(b)))
+			if err != nil {
+				bb.Fatal(err)
+			}
+			_, err = got.Repair(context.Background(), []Target{&memFile{}}, []*Report{got.Absent(0)}, 0)
+			if !errors.Is(err, ErrTooManyFaults) || !strings.Contains(err.Error(), "claims far more") {
+				bb.Fatal(err)
+			}
+		}
+	})
+	if n := res.AllocedBytesPerOp(); n > 4*int64(len(b)) {
+		t.Errorf("a %d-byte forged manifest: %d bytes allocated", len(b), n)
 	}
 }

@@ -311,7 +311,7 @@ func Open(f io.ReaderAt, size int64) (*Manifest, error) {
 	if m == nil {
 		return bad("%v", first)
 	}
-	m.f = f
+	m.f, m.fileSize = f, size
 	intact := 0
 	for _, at := range m.copies {
 		if b, err := readMain(f, at, size); err == nil && int64(len(b)) == m.mainLen {

@@ -23,9 +23,25 @@ type Target interface {
 // segments, sorted. Its size is bounded by the parity: no stripe is
 // listed with more lost segments than it has parity.
 type plan struct {
-	stripes []int         // affected, in order
-	lost    map[int][]int // stripe → places of lost segments in it
+	stripes []int              // affected, in order
+	lost    map[int][]int      // stripe → places of lost segments in it
+	intact  map[int][]chunkSet // stripe → per parity row, its intact chunks
 	total   int64
+}
+
+// chunkSet is a set of chunks.
+type chunkSet []uint64
+
+func newChunkSet(n int) chunkSet  { return make(chunkSet, (n+63)/64) }
+func (b chunkSet) set(i int)      { b[i/64] |= 1 << (i % 64) }
+func (b chunkSet) has(i int) bool { return b[i/64]>>(i%64)&1 == 1 }
+func (b chunkSet) count(n int) (c int) {
+	for i := range n {
+		if b.has(i) {
+			c++
+		}
+	}
+	return c
 }
 
 // Plan says whether the parity can rebuild what the reports (one per file)
@@ -44,7 +60,7 @@ func (m *Manifest) plan(reports []*Report) (*plan, error) {
 	if len(reports) != len(m.Files) {
 		return nil, fmt.Errorf("%w: %d reports for %d files", ErrShape, len(reports), len(m.Files))
 	}
-	p := &plan{lost: map[int][]int{}}
+	p := &plan{lost: map[int][]int{}, intact: map[int][]chunkSet{}}
 	lost := make([][]Run, len(reports))
 	for i, r := range reports {
 		if r == nil || r.File != i {
@@ -99,10 +115,37 @@ func (m *Manifest) plan(reports []*Report) (*plan, error) {
 			p.stripes = append(p.stripes, int(s))
 		}
 	}
-	buf := make([]byte, max(m.chunk, min(m.shard, readChunk)))
+	// The work of a repair grows as the stripes' segments, data and
+	// parity; a manifest could claim far more of them than it or the
+	// files hold. Honest damage never costs more than a few times what
+	// is there (what is lost is at most the parity present).
+	present := m.fileSize
+	for _, r := range reports {
+		present += max(0, min(r.Size, r.Want))
+	}
+	var work int64
 	for _, s := range p.stripes {
-		intact := m.intactRows(s, buf)
-		if least := slices.Min(intact); int64(least) < counts[s] {
+		work += int64(m.stripeWidth(s)+m.Parity) * int64(m.shard)
+	}
+	if work > maxWork*present+MaxSegment {
+		return nil, fmt.Errorf("%w: rebuilding would take codes of %d bytes, from %d bytes present: the manifest claims far more than it holds (truncated, or forged)",
+			ErrTooManyFaults, work, present)
+	}
+	buf := make([]byte, readChunk)
+	for _, s := range p.stripes {
+		rows := m.intactRows(s, buf)
+		p.intact[s] = rows
+		least := m.Parity
+		for c := range m.chunks() {
+			n := 0
+			for _, r := range rows {
+				if r.has(c) {
+					n++
+				}
+			}
+			least = min(least, n)
+		}
+		if int64(least) < counts[s] {
 			return nil, fmt.Errorf("%w: %d segments lost in all; stripe %d lost %d of its %d, and has %d intact parity segments of %d",
 				ErrTooManyFaults, p.total, s, counts[s], m.stripeWidth(s), least, m.Parity)
 		}
@@ -119,42 +162,48 @@ func (m *Manifest) plan(reports []*Report) (*plan, error) {
 	return p, nil
 }
 
-// intactRows reads the parity of stripe s and returns, per chunk, how
-// many of its rows are intact there.
-func (m *Manifest) intactRows(s int, buf []byte) []int {
-	intact := make([]int, m.chunks())
-	for k := range m.Parity {
-		for c, ok := range m.checkParity(s, k, 0, m.shard, buf) {
-			if ok {
-				intact[c]++
-			}
-		}
+// maxWork bounds the bytes of the codes a repair solves, as a multiple of
+// the bytes present.
+const maxWork = 8
+
+// intactRows reads the parity of stripe s and returns, per row, which of
+// its chunks are intact.
+func (m *Manifest) intactRows(s int, buf []byte) []chunkSet {
+	rows := make([]chunkSet, m.Parity)
+	for k := range rows {
+		rows[k] = m.checkParity(s, k, buf)
 	}
-	return intact
+	return rows
 }
 
-// checkParity reads bytes [c0, c1) of parity segment k of stripe s (c0 on
-// a chunk boundary) into buf and reports which of their chunks are intact,
-// from chunk c0's. A buf as long as the range holds its bytes after; a
-// shorter one (a chunk at least) is reused for pieces of it.
-func (m *Manifest) checkParity(s, k, c0, c1 int, buf []byte) []bool {
+// checkParity reads parity segment k of stripe s through buf and returns
+// which of its chunks are intact. A chunk longer than buf is hashed as it
+// streams; a segment the manifest's bytes end before is not read at all.
+func (m *Manifest) checkParity(s, k int, buf []byte) chunkSet {
+	ok := newChunkSet(m.chunks())
 	x := (s*m.Parity + k) * m.chunks()
-	base := m.parityAt + int64(s*m.Parity+k)*int64(m.shard)
-	ok := make([]bool, (c1-c0+m.chunk-1)/m.chunk)
-	step := c1 - c0
-	if len(buf) < step {
-		step = len(buf) / m.chunk * m.chunk
+	base, _ := m.ParityRange(s, k)
+	if base >= m.fileSize {
+		return ok
 	}
-	for a := c0; a < c1; a += step {
-		b := min(a+step, c1)
-		piece := buf[:b-a]
-		if step == c1-c0 {
-			piece = buf[a-c0 : b-c0]
+	h := xxh3.New()
+	for c := range m.chunks() {
+		lo, hi := m.chunkRange(c)
+		if base+int64(hi) > m.fileSize {
+			break
 		}
-		n, _ := m.f.ReadAt(piece, base+int64(a))
-		for c := a / m.chunk; c*m.chunk < b; c++ {
-			lo, hi := m.chunkRange(c)
-			ok[c-c0/m.chunk] = hi-a <= n && xxh3.Hash(piece[lo-a:hi-a]) == m.paritySums[x+c]
+		h.Reset()
+		for a := lo; a < hi; {
+			b := buf[:min(len(buf), hi-a)]
+			n, _ := m.f.ReadAt(b, base+int64(a))
+			if n < len(b) {
+				return ok
+			}
+			h.Write(b)
+			a += len(b)
+		}
+		if h.Sum64() == m.paritySums[x+c] {
+			ok.set(c)
 		}
 	}
 	return ok
@@ -164,10 +213,10 @@ func (m *Manifest) checkParity(s, k, c0, c1 int, buf []byte) []bool {
 // fail their checksum (each costs its stripe one parity row over its
 // bytes), and the bytes a chunk holds.
 func (m *Manifest) DamagedParity() (damaged int, chunk int) {
-	buf := make([]byte, max(m.chunk, min(m.shard, readChunk)))
+	buf := make([]byte, readChunk)
 	for s := range m.Stripes {
-		for _, n := range m.intactRows(s, buf) {
-			damaged += m.Parity - n
+		for _, r := range m.intactRows(s, buf) {
+			damaged += m.chunks() - r.count(m.chunks())
 		}
 	}
 	return damaged, m.chunk
@@ -185,43 +234,46 @@ func (m *Manifest) DamagedParity() (damaged int, chunk int) {
 // buffers (0 for DefaultMemory; the lost segments of a stripe may take a
 // quarter more): a stripe is rebuilt a column at a time, and one whose
 // lost segments do not fit is rebuilt twice, once to check them and once
-// to write them.
-func (m *Manifest) Repair(ctx context.Context, targets []Target, reports []*Report, memory int64) error {
+// to write them. It returns, per file, the segments written, also when
+// it stops.
+func (m *Manifest) Repair(ctx context.Context, targets []Target, reports []*Report, memory int64) ([]int64, error) {
+	written := make([]int64, len(m.Files))
 	if len(targets) != len(m.Files) {
-		return fmt.Errorf("%w: %d targets for a manifest of %d files", ErrShape, len(targets), len(m.Files))
+		return written, fmt.Errorf("%w: %d targets for a manifest of %d files", ErrShape, len(targets), len(m.Files))
 	}
 	for i, t := range targets {
 		if t == nil && reports[i] != nil && reports[i].Size >= 0 {
-			return fmt.Errorf("%w: %s is left alone but reported present", ErrShape, m.Files[i].Name)
+			return written, fmt.Errorf("%w: %s is left alone but reported present", ErrShape, m.Files[i].Name)
 		}
 	}
 	p, err := m.plan(reports)
 	if err != nil {
-		return err
+		return written, err
 	}
 	if memory <= 0 {
 		memory = DefaultMemory
 	}
 	if len(p.stripes) > 0 {
-		st := &stripeRepair{m: m, targets: targets, memory: memory,
+		st := &stripeRepair{m: m, targets: targets, memory: memory, written: written,
 			cols: newColumns(m, m.Width, m.Parity, memory)}
 		for _, s := range p.stripes {
 			if err := ctx.Err(); err != nil {
-				return err
+				return written, err
 			}
+			st.intact = p.intact[s]
 			if err := st.repair(ctx, s, p.lost[s]); err != nil {
-				return err
+				return written, err
 			}
 		}
 	}
 	for i, r := range reports {
 		if targets[i] != nil && r.Size != r.Want {
 			if err := targets[i].Truncate(r.Want); err != nil {
-				return fmt.Errorf("manifest: %s back to %d bytes: %w", m.Files[i].Name, r.Want, err)
+				return written, fmt.Errorf("manifest: %s back to %d bytes: %w", m.Files[i].Name, r.Want, err)
 			}
 		}
 	}
-	return nil
+	return written, nil
 }
 
 // stripeRepair rebuilds stripes, with buffers reused from one to the next.
@@ -230,6 +282,8 @@ type stripeRepair struct {
 	targets []Target
 	memory  int64
 	cols    *columns
+	intact  []chunkSet // the stripe's intact parity chunks, per row, as the plan read them
+	written []int64    // segments written, per file
 }
 
 // lostSegment is a lost segment of a stripe being rebuilt.
@@ -287,7 +341,13 @@ func (st *stripeRepair) repair(ctx context.Context, s int, places []int) error {
 	}
 	write := func(l *lostSegment, b []byte, at int64) error {
 		t := st.targets[l.file]
-		if t == nil || len(b) == 0 {
+		if t == nil {
+			return nil
+		}
+		if at == l.off { // its first bytes: it counts as written from here
+			st.written[l.file]++
+		}
+		if len(b) == 0 {
 			return nil
 		}
 		if _, err := t.WriteAt(b, at); err != nil {
@@ -337,30 +397,30 @@ func (st *stripeRepair) rebuild(ctx context.Context, s int, places []int, use fu
 		if err != nil {
 			return err
 		}
-		// Which rows are intact over each chunk of the column.
-		ok := make([][]bool, m.Parity)
+		// The parity as it is; which chunks of it are intact, the plan read.
 		for k := range m.Parity {
-			ok[k] = m.checkParity(s, k, c0, c1, parity[k])
+			off, _ := m.ParityRange(s, k)
+			if n, _ := m.f.ReadAt(parity[k], off+int64(c0)); n < len(parity[k]) {
+				clear(parity[k][n:])
+			}
 		}
-		for a := 0; a < c1-c0; {
-			c := a / m.chunk
+		// Each run of chunks of the column with the same intact rows is
+		// solved with those rows.
+		rowsAt := func(c int) []int {
 			var rows []int
 			for k := range m.Parity {
-				if ok[k][c] {
+				if st.intact[k].has(c) {
 					rows = append(rows, k)
 				}
 			}
-			b := a + m.chunk
-			for ; b < c1-c0; b += m.chunk {
-				same := true
-				for k := range m.Parity {
-					same = same && ok[k][b/m.chunk] == ok[k][c]
-				}
-				if !same {
-					break
-				}
+			return rows
+		}
+		for a := 0; a < c1-c0; {
+			rows := rowsAt((c0 + a) / m.chunk)
+			b := a
+			for b < c1-c0 && slices.Equal(rowsAt((c0+b)/m.chunk), rows) {
+				b = min(((c0+b)/m.chunk+1)*m.chunk-c0, c1-c0)
 			}
-			b = min(b, c1-c0)
 			sub := func(x [][]byte) [][]byte {
 				y := make([][]byte, len(x))
 				for k := range x {

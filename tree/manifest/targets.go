@@ -132,16 +132,10 @@ func (t *target) Truncate(size int64) error {
 	return f.Truncate(size)
 }
 
-// chmod sets the mode of the file at name, through its descriptor (a
-// name could be swapped for a link between a look and a chmod).
-func (ts *targets) chmod(name string, mode fs.FileMode) error {
-	t := ts.all[name]
-	f, err := t.file()
-	if err != nil {
-		return err
-	}
-	return f.Chmod(mode.Perm())
-}
+// file returns the open file of the target at name, for what is done to
+// it through its descriptor (a name could be swapped for a link between a
+// look and a chmod).
+func (ts *targets) file(name string) (*os.File, error) { return ts.all[name].file() }
 
 // sync syncs and closes every file written.
 func (ts *targets) sync() error {

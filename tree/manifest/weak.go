@@ -5,17 +5,18 @@ package manifest
 // finds a segment at any offset, as par2 finds its blocks by their CRC32;
 // each match is then confirmed by the segment's leaf hash. The hash is a
 // polynomial over the ring of 64-bit integers, h = Σ (b_k+1)·B^(n-1-k)
-// (the +1 so that runs of zeros of different lengths differ), folded to
-// 32 bits by a multiplicative mix: weak, as it only has to make false
-// matches rare enough that confirming them costs nothing.
+// (the +1 so that runs of zeros of different lengths differ), mixed by a
+// multiplication: weak, but 64 bits, so that an honest file makes almost
+// no false matches however large it is (with 32, a 16 GiB file would make
+// tens of millions), and confirming them costs nothing.
 
 const (
-	weakSize = 4                  // bytes of a weak sum in the manifest
+	weakSize = 8                  // bytes of a weak sum in the manifest
 	weakBase = 0x100000001b3      // B: FNV's 64-bit prime, odd
 	weakMix  = 0x9E3779B97F4A7C15 // 2^64/φ
 )
 
-func weakFold(h uint64) uint32 { return uint32((h * weakMix) >> 32) }
+func weakFold(h uint64) uint64 { return h * weakMix }
 
 // weakRaw returns the unfolded sum of b.
 func weakRaw(b []byte) uint64 {
@@ -27,7 +28,7 @@ func weakRaw(b []byte) uint64 {
 }
 
 // weakSum returns the weak sum of a segment.
-func weakSum(b []byte) uint32 { return weakFold(weakRaw(b)) }
+func weakSum(b []byte) uint64 { return weakFold(weakRaw(b)) }
 
 // weakTop returns B^(n-1), what the byte leaving a window of n weighs.
 func weakTop(n int) uint64 {
