@@ -272,7 +272,7 @@ func (t *tcpTx) progress(ctx context.Context, src int, done chan struct{}, wake 
 		select { // the link's goroutine gives it up at its next frame boundary
 		case lr.tok <- struct{}{}:
 		case <-done:
-			done <- struct{}{} // the caller's to take
+			putBack(done)
 			return true
 		case <-ctx.Done():
 			return true
@@ -290,7 +290,7 @@ func (t *tcpTx) progress(ctx context.Context, src int, done chan struct{}, wake 
 	err := t.readFrames(src, tc, func() bool {
 		select {
 		case <-done:
-			done <- struct{}{} // the caller's to take
+			putBack(done)
 			return true
 		default:
 			return ctx.Err() != nil
@@ -334,5 +334,17 @@ func (t *tcpTx) waiting(src, n int) {
 				tc.rd.kickNow()
 			}
 		}
+	}
+}
+
+// putBack puts back the token taken from done, for the caller to take,
+// unless done holds one already: a signal came meanwhile (done holds one
+// at most, and only the caller takes it). A blocking send there waited
+// forever, the caller being the one to empty it (seen when the fault
+// campaign's schedules ran at once).
+func putBack(done chan struct{}) {
+	select {
+	case done <- struct{}{}:
+	default:
 	}
 }
