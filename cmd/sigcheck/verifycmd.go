@@ -323,6 +323,24 @@ func interrupted(ctx context.Context, err error, what string) error {
 	return err
 }
 
+// openChecked opens the set the arguments name and checks it, under a
+// context that Ctrl-C cancels; closeSet releases both.
+func openChecked(e *env, pos []string, interruptedWhat string) (ctx context.Context, s *manifest.Set, v *verdict, closeSet func(), err error) {
+	if s, err = openSet(pos); err != nil {
+		return nil, nil, nil, nil, err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	closeSet = func() {
+		stop()
+		s.Close()
+	}
+	if v, err = inspect(ctx, e, s); err != nil {
+		closeSet()
+		return nil, nil, nil, nil, interrupted(ctx, err, interruptedWhat)
+	}
+	return ctx, s, v, closeSet, nil
+}
+
 func runVerify(e *env, args []string) error {
 	fs := flags(e, "verify", "Checks files against their manifest: "+verifyHelp+"\n\n"+
 		"Reports, per file, the corrupted segments as byte ranges, the bytes missing from a\n"+
@@ -339,17 +357,11 @@ func runVerify(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	s, err := openSet(pos)
+	ctx, s, v, closeSet, err := openChecked(e, pos, "nothing checked to the end")
 	if err != nil {
 		return err
 	}
-	defer s.Close()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	v, err := inspect(ctx, e, s)
-	if err != nil {
-		return interrupted(ctx, err, "nothing checked to the end")
-	}
+	defer closeSet()
 	if !v.OK {
 		if _, err := prepare(ctx, s, v, false); err != nil {
 			return interrupted(ctx, err, "checked, not planned")
@@ -389,17 +401,11 @@ func runRepair(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	s, err := openSet(pos)
+	ctx, s, v, closeSet, err := openChecked(e, pos, "nothing checked to the end, nothing changed")
 	if err != nil {
 		return err
 	}
-	defer s.Close()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	v, err := inspect(ctx, e, s)
-	if err != nil {
-		return interrupted(ctx, err, "nothing checked to the end, nothing changed")
-	}
+	defer closeSet()
 	if v.OK {
 		return v.print(e, *asJSON)
 	}
