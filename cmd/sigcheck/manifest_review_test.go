@@ -14,6 +14,9 @@ import (
 // files are not.
 func TestManifestModeFollowsTheFiles(t *testing.T) {
 	dir := t.TempDir()
+	// The test's directories are 0700: open them, as a shared place is.
+	os.Chmod(dir, 0o755)
+	os.Chmod(filepath.Dir(dir), 0o755)
 	for _, c := range []struct {
 		dirMode, fileMode, want os.FileMode
 	}{
@@ -146,4 +149,64 @@ func TestVerifyAgreesWithRepair(t *testing.T) {
 		t.Errorf("repair: %d %q", code, o)
 	}
 	same(t, f, data)
+}
+
+// What a name can hold that a terminal would obey or draw misleadingly is
+// escaped; the rest is printed as it is.
+func TestEsc(t *testing.T) {
+	for in, want := range map[string]string{
+		"plain name.bin":    "plain name.bin",
+		"été":               "été",
+		`a\b`:               `a\\b`,
+		"a\nb\rc":           `a\nb\rc`,
+		"x\x1b[2Jy\x7f":     `x\x1b[2Jy\x7f`,
+		"csi\u009b2J":       `csi\u{009b}2J`,
+		"evil\u202etxt.exe": `evil\u{202e}txt.exe`,
+		"latin1 \xe9t\xe9":  `latin1 \xe9t\xe9`,
+		"tab\there":         `tab\x09here`,
+	} {
+		if got := esc(in); got != want {
+			t.Errorf("esc(%q) = %q, want %q", in, got, want)
+		}
+		if (escPrefix(in) == `\`) != (in != want) {
+			t.Errorf("escPrefix(%q) = %q", in, escPrefix(in))
+		}
+	}
+}
+
+// verify says what a killed repair left, and says a set is repairable
+// only in part when repair would leave files alone.
+func TestVerifyLeftoversAndPartRepairs(t *testing.T) {
+	dir := t.TempDir()
+	set := filepath.Join(dir, "set")
+	randomFile(t, filepath.Join(set, "a"), 30_000, 1)
+	randomFile(t, filepath.Join(set, "b"), 30_000, 2)
+	if _, e, code := sigcheck(t, "manifest", "-r", "60", set); code != 0 {
+		t.Fatal(e)
+	}
+	os.WriteFile(filepath.Join(set, ".sigcheck-tmp-0123456789ab"), []byte("half a file"), 0o600)
+	os.Remove(filepath.Join(set, "b"))
+	os.Symlink("a", filepath.Join(set, "b"))
+	flip(t, filepath.Join(set, "a"), 10)
+	o, _, code := sigcheck(t, "verify", set)
+	if code != exitNegative || !strings.Contains(o, ".sigcheck-tmp-0123456789ab: a temporary file of a repair that was killed") ||
+		!strings.Contains(o, "repairable in part") {
+		t.Errorf("verify: %d %q", code, o)
+	}
+}
+
+// A file in a private directory, its manifest written elsewhere: the
+// manifest is as private as the file.
+func TestManifestModeFollowsDirectoriesAbove(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "priv", "key"), []byte("a private key"), 0o644)
+	os.Chmod(filepath.Join(dir, "priv"), 0o700)
+	os.Mkdir(filepath.Join(dir, "pub"), 0o755)
+	m := filepath.Join(dir, "pub", "key.sigcheck")
+	if _, e, code := sigcheck(t, "manifest", "-o", m, filepath.Join(dir, "priv", "key")); code != 0 {
+		t.Fatal(e)
+	}
+	if fi, err := os.Stat(m); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("manifest %v (%v), want 0600", fi.Mode(), err)
+	}
 }

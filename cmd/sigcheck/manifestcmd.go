@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/sigcheck/sigcheck/internal/progress"
 	"github.com/sigcheck/sigcheck/tree/manifest"
@@ -25,9 +27,11 @@ const manifestSuffix = ".sigcheck"
 // emit prints one line of a report. A line with a backslash, a line
 // break or another control character in it (a file's name can hold any
 // of them) is escaped as coreutils escapes names in checksum lines: \\,
-// \n and \r, and the other control characters as \xHH (which a terminal
-// would obey), with a backslash before the line; so no name can make a
-// line that looks like another, or move the cursor.
+// \n and \r, and, beyond coreutils, what a terminal would obey or draw
+// misleadingly — other C0 and C1 controls, bytes that are not UTF-8, and
+// the marks that reorder text right to left — as \xHH or \u{HHHH}, with a
+// backslash before the line; so no name can make a line that looks like
+// another, or move the cursor.
 func emit(w io.Writer, format string, args ...any) {
 	fmt.Fprintln(w, escLine(fmt.Sprintf(format, args...)))
 }
@@ -40,34 +44,55 @@ func escLine(line string) string {
 	return line
 }
 
-// esc escapes a name, and escPrefix is the backslash a line holding it
-// starts with then, for lines of the form "SUM  NAME".
+// esc escapes a name (see emit), and escPrefix is the backslash a line
+// holding it starts with then, for lines of the form "SUM  NAME".
 func esc(name string) string {
-	if !strings.ContainsFunc(name, needsEscape) {
+	if !needsEscape(name) {
 		return name
 	}
 	var b strings.Builder
-	for i := 0; i < len(name); i++ {
-		switch c := name[i]; {
-		case c == '\\':
+	for i := 0; i < len(name); {
+		r, n := utf8.DecodeRuneInString(name[i:])
+		switch {
+		case r == '\\':
 			b.WriteString(`\\`)
-		case c == '\n':
+		case r == '\n':
 			b.WriteString(`\n`)
-		case c == '\r':
+		case r == '\r':
 			b.WriteString(`\r`)
-		case c < 0x20 || c == 0x7f:
-			fmt.Fprintf(&b, `\x%02x`, c)
+		case r == utf8.RuneError && n == 1:
+			fmt.Fprintf(&b, `\x%02x`, name[i])
+		case r < 0x20 || r == 0x7f:
+			fmt.Fprintf(&b, `\x%02x`, r)
+		case unicode.IsControl(r) || bidi(r):
+			fmt.Fprintf(&b, `\u{%04x}`, r)
 		default:
-			b.WriteByte(c)
+			b.WriteString(name[i : i+n])
 		}
+		i += n
 	}
 	return b.String()
 }
 
-func needsEscape(r rune) bool { return r == '\\' || r < 0x20 || r == 0x7f }
+// bidi says whether r reorders the text around it (the embedding,
+// override and isolate marks).
+func bidi(r rune) bool {
+	return r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069 || r == 0x200e || r == 0x200f || r == 0x061c
+}
+
+func needsEscape(s string) bool {
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == '\\' || r == utf8.RuneError && n == 1 || unicode.IsControl(r) || bidi(r) {
+			return true
+		}
+		i += n
+	}
+	return false
+}
 
 func escPrefix(name string) string {
-	if strings.ContainsFunc(name, needsEscape) {
+	if needsEscape(name) {
 		return `\`
 	}
 	return ""
@@ -143,7 +168,7 @@ func makeManifest(e *env, out *os.File, ins []input, opts []manifest.Option) (*m
 		src = append(src, manifest.Source{Name: in.name, Data: &lazyFile{set: set, in: in}, Size: in.info.Size(), Mode: in.info.Mode().Perm()})
 		total += in.info.Size()
 	}
-	label := "hashing " + filepath.Base(ins[0].path)
+	label := "hashing " + esc(filepath.Base(ins[0].path))
 	if len(ins) > 1 {
 		label = fmt.Sprintf("hashing %d files", len(ins))
 	}
@@ -164,8 +189,8 @@ func makeManifest(e *env, out *os.File, ins []input, opts []manifest.Option) (*m
 // relative to its directory. A lone file outside that directory is stored
 // by its base name (verify and repair are then told where it is). It also
 // returns the mode the manifest gets: 0600, and read for group or others
-// only where every file and every directory walked grants them it, since
-// the manifest's parity can rebuild the files.
+// only where every file and every directory above it grants them it,
+// since the manifest's parity can rebuild the files.
 func collect(args []string, mpath string) ([]input, fs.FileMode, error) {
 	base, err := filepath.Abs(filepath.Dir(mpath))
 	if err != nil {
@@ -174,12 +199,28 @@ func collect(args []string, mpath string) ([]input, fs.FileMode, error) {
 	abs, _ := filepath.Abs(mpath)
 	var ins []input
 	readers := fs.FileMode(0o044) // group and others may read
+	// Group and others read what is in a directory they may read and
+	// search (x, moved up to r's place): each file's own mode, and every
+	// directory above it, counts.
+	searched := map[string]bool{}
+	dirs := func(p string) {
+		for d := filepath.Dir(p); !searched[d]; d = filepath.Dir(d) {
+			searched[d] = true
+			if fi, err := os.Stat(d); err == nil {
+				readers &= fi.Mode().Perm() & (fi.Mode().Perm() << 2)
+			}
+			if filepath.Dir(d) == d {
+				break
+			}
+		}
+	}
 	add := func(p string, info fs.FileInfo) error {
 		readers &= info.Mode().Perm()
 		a, err := filepath.Abs(p)
 		if err != nil {
 			return err
 		}
+		dirs(a)
 		rel, err := filepath.Rel(base, a)
 		if err != nil || !filepath.IsLocal(rel) {
 			if len(args) == 1 && !info.IsDir() {
@@ -220,10 +261,7 @@ func collect(args []string, mpath string) ([]input, fs.FileMode, error) {
 				return err
 			}
 			if d.IsDir() {
-				// Group and others read what is in a directory they may
-				// read and search (x, moved up to r's place).
-				readers &= info.Mode().Perm() & (info.Mode().Perm() << 2)
-				return nil
+				return nil // counted with the files below it
 			}
 			if !d.Type().IsRegular() {
 				return nil // links and devices are not data

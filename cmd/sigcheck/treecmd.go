@@ -125,7 +125,7 @@ func rootOf(e *env, name string, opts []manifest.Option) (*manifest.Manifest, er
 		return nil, err
 	}
 	defer in.Close()
-	bar := progress.New(e.stderr, "hashing "+filepath.Base(name), size, "B")
+	bar := progress.New(e.stderr, "hashing "+esc(filepath.Base(name)), size, "B")
 	defer bar.Done()
 	opts = append(opts, manifest.Redundancy(0), manifest.Progress(barProgress(bar)))
 	m, err := manifest.Create(tmp, []manifest.Source{{Name: "file", Data: in, Size: size}}, opts...)

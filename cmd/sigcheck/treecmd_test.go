@@ -105,7 +105,7 @@ func TestManifestVerifyRepairCommands(t *testing.T) {
 		!strings.Contains(o, "parity 3 segments (1.0 %, 3.0 KiB, Leopard GF(2^16)): rebuilds any 3 lost segments") {
 		t.Fatalf("manifest: exit %d %q %q", code, o, e)
 	}
-	if fi, err := os.Stat(path + ".sigcheck"); err != nil || fi.Mode().Perm() != 0o644 {
+	if fi, err := os.Stat(path + ".sigcheck"); err != nil || fi.Mode().Perm() != 0o600 { // in the test's private directory
 		t.Errorf("manifest mode %v (%v)", fi.Mode(), err)
 	}
 	if o, _, code := sigcheck(t, "verify", path); code != 0 || !strings.Contains(o, "OK, all 300 segments") {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"os/signal"
 	"path/filepath"
 	"strings"
@@ -104,6 +103,7 @@ type verdict struct {
 	Repairable     *bool          `json:"repairable,omitempty"`
 	Repair         string         `json:"repair,omitempty"` // what the parity can do
 	Problem        string         `json:"problem,omitempty"`
+	Leftovers      []string       `json:"leftovers,omitempty"` // temporary files of killed repairs
 
 	statuses []*manifest.Status
 }
@@ -125,13 +125,14 @@ func inspect(ctx context.Context, e *env, s *manifest.Set) (*verdict, error) {
 			v.ManifestDamage = &damageVerdict{d.MainCopies, 3, d.NodeBlocks + d.LeafBlocks + d.WeakBlocks, d.LostLeaves, p, chunk}
 		}
 	}
-	bar := progress.New(e.stderr, "checking "+filepath.Base(s.Path), 0, "B")
+	bar := progress.New(e.stderr, "checking "+esc(filepath.Base(s.Path)), 0, "B")
 	sts, err := s.Check(ctx, barProgress(bar))
 	bar.Done()
 	if err != nil {
 		return nil, err
 	}
 	v.setStatuses(s, sts)
+	v.Leftovers = s.Leftovers()
 	return v, nil
 }
 
@@ -197,6 +198,9 @@ func (v *verdict) print(e *env, asJSON bool) error {
 	}
 	for _, f := range v.Files {
 		f.print(w, v.Manifest)
+	}
+	for _, l := range v.Leftovers {
+		emit(w, "%s: a temporary file of a repair that was killed: remove it (a repair makes its own anew)", l)
 	}
 	for _, line := range []string{v.Repair, v.Problem} {
 		if line != "" {
@@ -296,13 +300,23 @@ func prepare(ctx context.Context, s *manifest.Set, v *verdict, force bool) (*man
 	for i, d := range p.Done {
 		v.Files[i].LeftAlone, v.Files[i].FoundAs = d.LeftAlone, d.CopiedFrom
 	}
-	ok := p.Err == nil
+	alone := 0
+	for _, d := range p.Done {
+		if d.LeftAlone != "" {
+			alone++
+		}
+	}
+	ok := p.Err == nil && alone == 0
 	v.Repairable = &ok
-	if ok {
+	if p.Err == nil {
 		n := p.Lost()
 		v.Repair = fmt.Sprintf("repairable: the parity rebuilds the %d lost segment%s (sigcheck repair)", n, plural(int(n)))
 		if n == 0 {
 			v.Repair = "repairable without parity (sigcheck repair)"
+		}
+		if alone > 0 {
+			v.Repair = fmt.Sprintf("repairable in part: the parity rebuilds the %d lost segment%s, and repair leaves %d file%s alone, as said above (sigcheck repair)",
+				n, plural(int(n)), alone, plural(alone))
 		}
 	} else {
 		v.Repair = "not repairable: " + plain(p.Err.Error())
@@ -329,7 +343,7 @@ func openChecked(e *env, pos []string, interruptedWhat string) (ctx context.Cont
 	if s, err = openSet(pos); err != nil {
 		return nil, nil, nil, nil, err
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := signal.NotifyContext(context.Background(), stopSignals...)
 	closeSet = func() {
 		stop()
 		s.Close()
@@ -435,6 +449,9 @@ func runRepair(e *env, args []string) error {
 		}
 		if err := v.print(e, *asJSON); err != nil {
 			return err
+		}
+		if ctx.Err() != nil {
+			return &interruptedError{"stopped after writing what is said above"}
 		}
 		return negativeError{}
 	}

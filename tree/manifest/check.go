@@ -106,15 +106,18 @@ func (m *Manifest) Check(ctx context.Context, i int, r io.ReaderAt, size int64, 
 	seg := int64(m.Segment)
 	hs := m.Hash.Size()
 	per := min(max(1, readChunk/seg), int64(max(rep.Present, 1)))
-	buf := make([]byte, min(per*seg, f.Size))
+	buf := make([]byte, min(per*seg, f.Size, size)) // what is there, whatever the manifest claims
 	want := make([]byte, per*int64(hs))
 	alt := make([]byte, per*int64(hs))
 	unchecked := rep.Unchecked
-	// With hashes lost, the whole file is checked against its root: every
-	// leaf is kept for it (16 bytes a segment of a file that is there).
-	var leaves []csum.Value
-	if len(rep.Unchecked) > 0 && size == f.Size {
-		leaves = make([]csum.Value, 0, f.Segments)
+	// With hashes lost, the whole file is checked against its root: its
+	// tree is built in memory, 16 or 32 bytes a segment, if that is no
+	// more than the file's bytes or 64 MiB (else the segments stay
+	// unchecked, and the file is not OK).
+	var nodes []uint64
+	nw := m.Hash.Size() / 8
+	if n := int64(2*f.Segments-1) * int64(nw) * 8; len(rep.Unchecked) > 0 && size == f.Size && n <= max(64<<20, size) {
+		nodes = make([]uint64, (2*f.Segments-1)*nw)
 	}
 	for j0 := 0; j0 < rep.Present; j0 += int(per) {
 		if err := ctx.Err(); err != nil {
@@ -141,8 +144,8 @@ func (m *Manifest) Check(ctx context.Context, i int, r io.ReaderAt, size int64, 
 			so := int64(j-j0) * seg
 			sb := data[so:min(so+seg, int64(len(data)))]
 			got := m.Hash.Leaf(sb, uint64(j+f.Segments-1))
-			if leaves != nil {
-				leaves = append(leaves, got)
+			if nodes != nil {
+				putNode(nodes, j+f.Segments-1, nw, got)
 			}
 			for len(unchecked) > 0 && unchecked[0].end() <= j {
 				unchecked = unchecked[1:]
@@ -173,23 +176,37 @@ func (m *Manifest) Check(ctx context.Context, i int, r io.ReaderAt, size int64, 
 			progress(off + int64(len(data)))
 		}
 	}
-	if leaves != nil {
+	if nodes != nil {
 		rep.RootChecked = true
-		rep.RootMatches = rootOf(m.Hash, leaves) == f.Root
+		rep.RootMatches = rootOf(m.Hash, nodes, nw) == f.Root
 	}
 	return rep, nil
 }
 
-// rootOf returns the root of the tree of these leaves, as tree.Build
-// makes it: node i's children are 2i+1 and 2i+2, leaf j is node j+n-1.
-func rootOf(h *tree.Hash, leaves []csum.Value) csum.Value {
-	n := len(leaves)
-	nodes := make([]csum.Value, 2*n-1)
-	copy(nodes[n-1:], leaves)
-	for i := n - 2; i >= 0; i-- {
-		nodes[i] = h.Inner(nodes[2*i+1], nodes[2*i+2], uint64(i))
+func putNode(nodes []uint64, i, w int, v csum.Value) {
+	nodes[i*w] = v.Lo
+	if w == 2 {
+		nodes[i*w+1] = v.Hi
 	}
-	return nodes[0]
+}
+
+func getNode(nodes []uint64, i, w int) csum.Value {
+	v := csum.Value{Lo: nodes[i*w]}
+	if w == 2 {
+		v.Hi = nodes[i*w+1]
+	}
+	return v
+}
+
+// rootOf computes, in nodes, the inner nodes of a tree whose leaves are
+// there already, as tree.Build does (node i's children are 2i+1 and 2i+2,
+// leaf j is node j+n-1), and returns its root.
+func rootOf(h *tree.Hash, nodes []uint64, w int) csum.Value {
+	n := (len(nodes)/w + 1) / 2
+	for i := n - 2; i >= 0; i-- {
+		putNode(nodes, i, w, h.Inner(getNode(nodes, 2*i+1, w), getNode(nodes, 2*i+2, w), uint64(i)))
+	}
+	return getNode(nodes, 0, w)
 }
 
 // Matches reports whether r (size bytes) looks like file i: the same size

@@ -138,7 +138,7 @@ func unwrapPath(err error) error {
 
 // errSwapped is returned when a name no longer leads to the file looked
 // at: someone changed the directory meanwhile.
-var errSwapped = errors.New("changed while it was being opened")
+var errSwapped = fmt.Errorf("%w, while it was being opened", errChanged)
 
 // open opens the regular file at name with flag, if Stat finds one and
 // the file opened is the one found.
@@ -233,25 +233,78 @@ func (d *Dir) copyFrom(dst *os.File, from string) error {
 	return nil
 }
 
-// place gives the file at tmp its name: over the file there when replace,
-// else only if the name is still free (a file made meanwhile is not
-// clobbered: the temporary file is linked, then removed).
-func (d *Dir) place(tmp, name string, replace bool) error {
-	if replace {
-		return unwrapPath(d.root.Rename(tmp, name))
+// errChanged is returned when a name changed while a repair wrote the
+// file that was to take it.
+var errChanged = errors.New("changed meanwhile")
+
+// place gives f, the file written at tmp beside name, that name. A file
+// made anew (orig nil) takes the name only if it is still free: a file
+// made there meanwhile is never clobbered. A file laid out anew replaces
+// orig only if orig is still there: where it can (Linux), the two names
+// are exchanged atomically and what was taken out checked after, and
+// exchanged back if it was not orig. Either way the name must end up
+// holding f itself: a temporary file swapped for a link meanwhile is not
+// put in place. On failure, f stays at tmp, for the caller to say where.
+func (d *Dir) place(f *os.File, tmp, name string, orig fs.FileInfo) error {
+	mine, err := f.Stat()
+	if err != nil {
+		return err
 	}
-	err := d.root.Link(tmp, name)
-	if err == nil {
+	is := func(n string, fi fs.FileInfo) bool {
+		e, err := d.root.Lstat(n)
+		return err == nil && os.SameFile(e, fi)
+	}
+	// unchanged says whether n is still orig as it was looked at: the
+	// same file, and not written since (a file removed and another made
+	// may get its number back).
+	unchanged := func(n string, fi fs.FileInfo) bool {
+		e, err := d.root.Lstat(n)
+		return err == nil && os.SameFile(e, fi) && e.Size() == fi.Size() && e.ModTime().Equal(fi.ModTime())
+	}
+	if !is(tmp, mine) {
+		return fmt.Errorf("its repaired copy %s was replaced meanwhile: %w", d.Join(tmp), errChanged)
+	}
+	kept := fmt.Errorf("%w: left as it is; the repaired file is %s", errChanged, d.Join(tmp))
+	if orig == nil {
+		err := d.root.Link(tmp, name)
+		switch {
+		case errors.Is(err, fs.ErrExist):
+			return kept
+		case err != nil: // no hard links here: a rename, if the name is still free
+			if e, serr := d.Stat(name); serr != nil || e.Kind != Missing {
+				return kept
+			}
+			if err := d.root.Rename(tmp, name); err != nil {
+				return unwrapPath(err)
+			}
+			return nil
+		}
+		if !is(name, mine) { // tmp was swapped between the look and the link
+			d.root.Remove(name)
+			return kept
+		}
 		return unwrapPath(d.root.Remove(tmp))
 	}
-	if errors.Is(err, fs.ErrExist) {
-		return fmt.Errorf("made meanwhile by someone else: left as it is (the repaired file is %s)", d.Join(tmp))
+	dir, err := d.root.Open(path.Dir(name))
+	if err != nil {
+		return unwrapPath(err)
 	}
-	// No hard links here: a rename, if the name is still free.
-	if e, serr := d.Stat(name); serr != nil || e.Kind != Missing {
-		return fmt.Errorf("made meanwhile by someone else: left as it is (the repaired file is %s)", d.Join(tmp))
+	defer dir.Close()
+	if err := exchange(dir, path.Base(tmp), path.Base(name)); err != nil {
+		// Not here, or not on this file system: look, then rename.
+		if !unchanged(name, orig) {
+			return kept
+		}
+		return unwrapPath(d.root.Rename(tmp, name))
 	}
-	return unwrapPath(d.root.Rename(tmp, name))
+	if !is(name, mine) || !unchanged(tmp, orig) {
+		exchange(dir, path.Base(tmp), path.Base(name)) // put back what was there
+		if !is(tmp, mine) {
+			return fmt.Errorf("%w: left as it is, and its repaired copy was replaced meanwhile too", errChanged)
+		}
+		return kept
+	}
+	return unwrapPath(d.root.Remove(tmp))
 }
 
 // List returns the names of the regular files directly in the directory
@@ -295,4 +348,15 @@ func OpenRegular(path string) (*os.File, int64, error) {
 		return nil, 0, err
 	}
 	return f, fi.Size(), nil
+}
+
+// writable says whether the regular file at name can be opened for
+// writing, as a repair would.
+func writable(d *Dir, name string) bool {
+	f, _, err := d.OpenWrite(name)
+	if err != nil || f == nil {
+		return false
+	}
+	f.Close()
+	return true
 }

@@ -70,6 +70,9 @@ func (m *Manifest) plan(reports []*Report) (*plan, error) {
 		if bad := intersect(lost[i], r.Unchecked); len(bad) > 0 {
 			return nil, fmt.Errorf("%w: %s, %s: the manifest lost its hash", ErrRepairCheck, m.Files[i].Name, bad[0])
 		}
+		if r.RootChecked && !r.RootMatches {
+			return nil, fmt.Errorf("%w: %s: its root differs, among segments whose hashes the manifest lost", ErrRepairCheck, m.Files[i].Name)
+		}
 		p.total += Count(lost[i])
 	}
 	if p.total == 0 {

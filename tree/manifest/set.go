@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 )
 
@@ -245,4 +246,26 @@ func (s *Set) Recheck(ctx context.Context, sts []*Status, done []Done) ([]*Statu
 		now.Entry, now.Report = e, rep
 	}
 	return out, nil
+}
+
+// Leftovers returns the temporary files of repairs that were killed
+// before they could remove them (.sigcheck-tmp-…), in the directories
+// of the set's files, as a user names them: for verify to say, since
+// nothing else looks at them.
+func (s *Set) Leftovers() []string {
+	dirs := map[string]bool{}
+	var out []string
+	for _, n := range s.names {
+		dir := path.Dir(n)
+		if dirs[dir] {
+			continue
+		}
+		dirs[dir] = true
+		for _, name := range s.Dir.List(dir) {
+			if isTemp(path.Base(name)) {
+				out = append(out, s.Dir.Join(name))
+			}
+		}
+	}
+	return out
 }

@@ -276,3 +276,87 @@ func TestManyRenamed(t *testing.T) {
 }
 
 func xxh3Sum(b []byte) uint64 { return xxh3.Hash(b) }
+
+// A name that changes while its file is laid out anew is not clobbered:
+// the user's new version stays, and the repaired copy is kept beside it
+// and named. A repaired copy swapped for a link is not put in place.
+func TestPlaceNeverClobbers(t *testing.T) {
+	data := randomData(20_000, 4)
+	for _, race := range []string{"the file replaced", "the copy replaced by a link"} {
+		d := newDiskSet(t, map[string][]byte{"d": data})
+		d.write("d", append([]byte("XY"), data...))
+		testHookPlace = func() {
+			switch race {
+			case "the file replaced":
+				os.Remove(d.path("d"))
+				os.WriteFile(d.path("d"), []byte("the user's new version"), 0o644)
+			default:
+				for _, n := range d.entries(".") {
+					if strings.HasPrefix(n, tempPrefix) {
+						os.Remove(d.path(n))
+						os.Symlink("/etc/passwd", d.path(n))
+					}
+				}
+			}
+		}
+		_, err := d.repair(RepairOptions{})
+		testHookPlace = nil
+		if !errors.Is(err, errChanged) {
+			t.Errorf("%s: %v", race, err)
+		}
+		fi, lerr := os.Lstat(d.path("d"))
+		if lerr != nil || !fi.Mode().IsRegular() {
+			t.Errorf("%s: d is now %v (%v)", race, fi.Mode(), lerr)
+		}
+		b, _ := os.ReadFile(d.path("d"))
+		switch race {
+		case "the file replaced":
+			if string(b) != "the user's new version" || err == nil || !strings.Contains(err.Error(), "the repaired file is") {
+				t.Errorf("%s: d holds %d bytes; %v", race, len(b), err)
+			}
+		default:
+			if !bytes.Equal(b, append([]byte("XY"), data...)) {
+				t.Errorf("%s: d was changed", race)
+			}
+		}
+	}
+}
+
+// A file whose root differs, where the manifest lost the hashes that
+// would say where, cannot be repaired: nothing could check a rebuild.
+func TestRootMismatchNotRepairable(t *testing.T) {
+	data := randomData(100_000, 8)
+	m, mf := makeOne(t, data, Redundancy(10))
+	// Both copies of every leaf hash damaged, the checksums left as they
+	// were: the blocks are damaged, their hashes lost.
+	for j := range m.Files[0].Segments {
+		a, b := m.leafAt(0, j)
+		mf.b[m.nodesAt+a] ^= 1
+		mf.b[m.leavesAt+b] ^= 1
+	}
+	lost, _ := Open(mf, int64(len(mf.b)))
+	bad := corrupt(data, 2048, []int{30}, 1)
+	rep, _ := lost.Check(context.Background(), 0, &memFile{bad}, int64(len(bad)), nil)
+	if !rep.RootChecked || rep.RootMatches {
+		t.Fatalf("%+v", rep)
+	}
+	if err := lost.Plan([]*Report{rep}); !errors.Is(err, ErrRepairCheck) {
+		t.Errorf("plan: %v", err)
+	}
+}
+
+// A hard-linked file left alone, with bytes inserted: its moved segments
+// are not where it is read, so they count as lost to the others, and the
+// other files are still repaired right.
+func TestHardLinkedMovedFile(t *testing.T) {
+	d := newDiskSet(t, map[string][]byte{"g": randomData(80_000, 1), "small": randomData(9000, 2)}, Redundancy(100))
+	d.write("g", append([]byte("inserted"), d.files["g"]...))
+	d.write("small", corrupt(d.files["small"], 2048, []int{1}, 2))
+	if err := os.Link(d.path("g"), filepath.Join(t.TempDir(), "elsewhere")); err != nil {
+		t.Skip("no hard links here:", err)
+	}
+	done, err := d.repair(RepairOptions{})
+	if err != nil || done[0].LeftAlone == "" || !d.same("small") {
+		t.Fatalf("repair: %v %+v", err, done)
+	}
+}

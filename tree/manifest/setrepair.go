@@ -8,6 +8,9 @@ import (
 	"os"
 	"path"
 	"slices"
+	"strings"
+
+	"github.com/sigcheck/sigcheck/csum"
 )
 
 // RepairOptions are Repair's.
@@ -131,6 +134,19 @@ func (s *Set) Prepare(ctx context.Context, sts []*Status, opt RepairOptions) (*P
 			case st.Entry.Links > 1 && !opt.Force:
 				d.LeftAlone = fmt.Sprintf("has %d hard links: not written, so as not to change it under its other names (-force writes it)", st.Entry.Links)
 				p.readOnly[i] = true
+				if len(r.Moved) > 0 { // read where they should be, they are not: lost to the others
+					rr := *r
+					rr.Moved = nil
+					p.reports[i] = &rr
+				}
+			case !writable(s.Dir, s.names[i]):
+				d.LeftAlone = "cannot be opened for writing: left as it is"
+				p.readOnly[i] = true
+				if len(r.Moved) > 0 {
+					rr := *r
+					rr.Moved = nil
+					p.reports[i] = &rr
+				}
 			}
 		}
 		rep := p.reports[i]
@@ -196,6 +212,7 @@ func (s *Set) Repair(ctx context.Context, sts []*Status, opt RepairOptions) ([]D
 // whole repair passed: a missing file made anew, one copied back, one laid
 // out anew.
 type pending struct {
+	hold    *os.File    // the file it replaces, held open so that its number is not given to another meanwhile
 	tmp     string      // its name while written
 	replace bool        // whether it replaces a file (laid out anew) or must find its name free
 	mode    fs.FileMode // what it is given
@@ -220,6 +237,11 @@ func (p *Prepared) Apply(ctx context.Context) (done []Done, err error) {
 	temps := map[int]*pending{}
 	var made []string // directories made, deepest last
 	defer func() {
+		for _, t := range temps {
+			if t.hold != nil {
+				t.hold.Close()
+			}
+		}
 		if err == nil {
 			return
 		}
@@ -252,11 +274,11 @@ func (p *Prepared) Apply(ctx context.Context) (done []Done, err error) {
 			}
 			ts[i] = targets.add(name, f, true)
 		case len(r.Moved) > 0:
-			name, f, rel, err := s.relay(ctx, st)
+			name, f, src, rel, err := s.relay(ctx, st)
 			if err != nil {
 				return p.Done, err
 			}
-			temps[i] = &pending{tmp: name, replace: true, mode: st.Entry.Mode, owner: st.Entry.info}
+			temps[i] = &pending{hold: src, tmp: name, replace: true, mode: st.Entry.Mode, owner: st.Entry.info}
 			ts[i], reports[i] = targets.add(name, f, true), rel
 		case st.Entry.Kind == Regular:
 			ts[i] = targets.lazy(s.names[i], st.Entry, !r.OK())
@@ -276,10 +298,12 @@ func (p *Prepared) Apply(ctx context.Context) (done []Done, err error) {
 		}
 	}
 	written, err := s.Manifest.Repair(ctx, ts, reports, p.opt.Memory)
-	if err != nil {
-		for i := range temps {
-			written[i] = 0 // removed
+	for i := range written {
+		if temps[i] != nil || p.readOnly[i] {
+			written[i] = 0 // removed, or never written
 		}
+	}
+	if err != nil {
 		for _, n := range written {
 			if n > 0 {
 				return p.Done, &StoppedError{Written: written, Err: err}
@@ -298,28 +322,60 @@ func (p *Prepared) Apply(ctx context.Context) (done []Done, err error) {
 			if err := keepOwner(f, t.owner); err != nil {
 				p.Done[i].Owner = err.Error()
 			}
+			if err := keepXattrs(f, s.Dir, s.names[i]); err != nil {
+				p.Done[i].Owner = strings.TrimPrefix(p.Done[i].Owner+"; ", "; ") + err.Error()
+			}
 		} else {
 			p.Done[i].Mode = t.mode
 		}
 		if err := f.Chmod(t.mode); err != nil {
 			return p.Done, fmt.Errorf("%s: %w", s.Name(i), err)
 		}
+		if err := f.Sync(); err != nil {
+			return p.Done, fmt.Errorf("%s: %w", s.Name(i), err)
+		}
 	}
 	if err := targets.sync(); err != nil {
 		return p.Done, err
 	}
+	// From here the files repaired in place are written: a failure to put
+	// one in place leaves its repaired copy where it is, and says so.
+	if testHookPlace != nil {
+		testHookPlace()
+	}
+	var failed []error
 	for i, t := range temps {
-		if err := s.Dir.place(t.tmp, s.names[i], t.replace); err != nil {
-			return p.Done, fmt.Errorf("%s: %w", s.Name(i), err)
+		f, err := targets.file(t.tmp)
+		if err == nil {
+			var orig fs.FileInfo
+			if t.replace {
+				orig = t.owner
+			}
+			err = s.Dir.place(f, t.tmp, s.names[i], orig)
+		}
+		if err != nil {
+			failed = append(failed, fmt.Errorf("%s: %w", s.Name(i), err))
+			p.Done[i].LeftAlone = err.Error()
+			p.Done[i].Rebuilt, p.Done[i].Moved, p.Done[i].Created, p.Done[i].CopiedFrom = 0, 0, false, ""
+		}
+		if t.hold != nil {
+			t.hold.Close()
 		}
 		delete(temps, i)
+	}
+	if len(failed) > 0 {
+		return p.Done, &StoppedError{Written: written, Err: errors.Join(failed...)}
 	}
 	return p.Done, nil
 }
 
 // testHookApply, if set, runs after Apply has made its temporary files
 // and before it writes anything else; an error stops it there.
-var testHookApply func() error
+// testHookPlace, if set, runs before the repaired copies are put in place.
+var (
+	testHookApply func() error
+	testHookPlace func()
+)
 
 // mode returns the mode a file made anew gets: the manifest's (version 2
 // kept none: 0644, what it made files with).
@@ -349,28 +405,30 @@ func movedRuns(mv []Moved) []Run {
 // are not lost in their places (those found moved from where they were
 // found), of the manifest's size, the lost ones zero: for Repair to
 // rebuild them in, and rename over the file. It returns the new file's
-// name, the file, open, and its report.
-func (s *Set) relay(ctx context.Context, st *Status) (string, *os.File, *Report, error) {
+// name, the file, open, the file it replaces, open (held until it is
+// replaced), and its report.
+func (s *Set) relay(ctx context.Context, st *Status) (string, *os.File, *os.File, *Report, error) {
 	i, r, m := st.File, st.Report, s.Manifest
 	src, e, err := s.Dir.Open(s.names[i])
 	if err != nil {
-		return "", nil, nil, err
+		return "", nil, nil, nil, err
 	}
 	if src == nil || !os.SameFile(e.info, st.Entry.info) {
 		if src != nil {
 			src.Close()
 		}
-		return "", nil, nil, fmt.Errorf("%s: %w", s.Name(i), errSwapped)
+		return "", nil, nil, nil, fmt.Errorf("%s: %w", s.Name(i), errSwapped)
 	}
-	defer src.Close()
 	name, dst, _, err := s.Dir.CreateTemp(s.names[i])
 	if err != nil {
-		return "", nil, nil, err
+		src.Close()
+		return "", nil, nil, nil, err
 	}
-	fail := func(err error) (string, *os.File, *Report, error) {
+	fail := func(err error) (string, *os.File, *os.File, *Report, error) {
+		src.Close()
 		dst.Close()
 		s.Dir.root.Remove(name)
-		return "", nil, nil, fmt.Errorf("%s: laying it out anew: %w", s.Name(i), err)
+		return "", nil, nil, nil, fmt.Errorf("%s: laying it out anew: %w", s.Name(i), err)
 	}
 	lost := r.Lost()
 	seg := int64(m.Segment)
@@ -425,7 +483,7 @@ func (s *Set) relay(ctx context.Context, st *Status) (string, *os.File, *Report,
 	}
 	rel := &Report{File: i, Size: f.Size, Want: f.Size, Segments: f.Segments, Present: f.Segments,
 		Matched: r.Matched, Corrupted: lost, Unchecked: r.Unchecked}
-	return name, dst, rel, nil
+	return name, dst, src, rel, nil
 }
 
 // mismatch says how a file differs from the manifest's, besides its data.
@@ -440,17 +498,26 @@ func mismatch(size, want int64, name, wantName string) string {
 }
 
 // renamed finds missing files under other names in their directories:
-// each directory is listed once, and its regular files that are not the
-// set's indexed by size, so that many missing files in a large directory
-// cost the listing and the candidates of their size, not a listing each.
+// each directory is listed once, its regular files that are not the set's
+// indexed by size, and each candidate's first segment hashed once (the
+// files of a size share their first leaf's place in their trees, so one
+// hash serves every missing file of that size): many missing files in a
+// large directory cost the listing and a hash a candidate, not a listing
+// and a hash a pair.
 type renamed struct {
 	s     *Set
-	dirs  map[string]map[int64][]string // directory → size → names
+	dirs  map[string]map[int64][]candidate // directory → size → candidates
 	taken map[string]bool
 }
 
+type candidate struct {
+	name  string
+	first csum.Value // its first segment's leaf hash, as a file of its size
+	ok    bool       // hashed
+}
+
 func newRenamed(s *Set) *renamed {
-	r := &renamed{s: s, dirs: map[string]map[int64][]string{}, taken: map[string]bool{}}
+	r := &renamed{s: s, dirs: map[string]map[int64][]candidate{}, taken: map[string]bool{}}
 	for _, n := range s.names {
 		r.taken[n] = true
 	}
@@ -465,34 +532,53 @@ func (r *renamed) find(ctx context.Context, i int) (string, *Report) {
 	dir := path.Dir(s.names[i])
 	bySize, ok := r.dirs[dir]
 	if !ok {
-		bySize = map[int64][]string{}
+		bySize = map[int64][]candidate{}
 		for _, name := range s.Dir.List(dir) {
 			if r.taken[name] || isTemp(path.Base(name)) {
 				continue
 			}
 			if e, err := s.Dir.Stat(name); err == nil && e.Kind == Regular && !os.SameFile(e.info, s.self) {
-				bySize[e.Size] = append(bySize[e.Size], name)
+				bySize[e.Size] = append(bySize[e.Size], candidate{name: name})
 			}
 		}
 		r.dirs[dir] = bySize
 	}
-	for _, name := range bySize[s.Files[i].Size] {
-		if r.taken[name] {
+	want, ok, err := s.Leaf(i, 0)
+	if err != nil || !ok {
+		return "", nil
+	}
+	cands := bySize[s.Files[i].Size]
+	for k := range cands {
+		c := &cands[k]
+		if r.taken[c.name] {
 			continue
 		}
-		f, e, err := s.Dir.Open(name)
-		if err != nil || f == nil {
+		if !c.ok {
+			c.first, c.ok = r.firstLeaf(i, c.name)
+		}
+		if c.first != want {
 			continue
 		}
-		match := s.Matches(i, f, e.Size)
-		f.Close()
-		if !match {
-			continue
-		}
-		if rep, _, err := s.checkFile(ctx, i, name, nil); err == nil && rep != nil {
-			r.taken[name] = true
-			return name, rep
+		if rep, _, err := s.checkFile(ctx, i, c.name, nil); err == nil && rep != nil {
+			r.taken[c.name] = true
+			return c.name, rep
 		}
 	}
 	return "", nil
+}
+
+// firstLeaf hashes the first segment of the file at name as file i's.
+func (r *renamed) firstLeaf(i int, name string) (csum.Value, bool) {
+	s := r.s
+	f, _, err := s.Dir.Open(name)
+	if err != nil || f == nil {
+		return csum.Value{}, false
+	}
+	defer f.Close()
+	_, n := s.SegmentRange(i, 0)
+	b := make([]byte, n)
+	if k, _ := f.ReadAt(b, 0); int64(k) != n {
+		return csum.Value{}, false
+	}
+	return s.Hash.Leaf(b, uint64(s.Files[i].Segments-1)), true
 }
