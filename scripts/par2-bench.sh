@@ -30,24 +30,30 @@ if ! command -v par2 >/dev/null; then
   echo "par2-bench: par2 is not installed (apt-get install -y par2)" >&2
   exit 2
 fi
+if [[ ! -x /usr/bin/time ]]; then
+  echo "par2-bench: /usr/bin/time is not installed (apt-get install -y time)" >&2
+  exit 2
+fi
 go build -o "$WORK/sigcheck" ./cmd/sigcheck
 SC="$WORK/sigcheck"
 head -c $((SIZE_MIB * 1048576)) /dev/urandom >"$WORK/orig"
 mkdir "$WORK/p2" "$WORK/sc" "$WORK/sd"
 
-# cpu CMD...: runs CMD and prints its CPU seconds (user + system, children
-# included), or fails with its status.
+# cpu CMD...: runs CMD and prints its CPU seconds (user + system) and its
+# peak resident memory in MiB, or fails with its status.
 cpu() {
-  local t rc=0
-  t=$( { TIMEFORMAT='%U %S'; time "$@" >"$WORK/out" 2>&1; } 2>&1) || rc=$?
+  local rc=0
+  /usr/bin/time -f '%U %S %M' -o "$WORK/time" "$@" >"$WORK/out" 2>&1 || rc=$?
   if [[ $rc != 0 ]]; then
     echo "par2-bench: $* failed (exit $rc):" >&2
     tail -5 "$WORK/out" >&2
     return $rc
   fi
-  awk '{ printf "%.3f\n", $1 + $2 }' <<<"$(tail -n 1 <<<"$t")"
+  awk '{ printf "%.3f %.0f\n", $1 + $2, $3 / 1024 }' "$WORK/time"
 }
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+# col N: the Nth figure of each line.
+col() { awk -v n="$1" '{ print $n }'; }
 
 echo "data: $SIZE_MIB MiB of random bytes; redundancy $REDUNDANCY %; $RUNS runs, medians of CPU seconds (user + system)"
 echo "par2: $(par2 --version 2>&1 | head -1); $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -86,13 +92,18 @@ for run in $(seq "$RUNS"); do
   rm -f "$WORK"/p2/data.1
 done
 
-printf '\n%-8s %12s %22s %16s %22s %16s\n' "" "par2 (s)" "sigcheck, same (s)" "same/par2" "sigcheck, default (s)" "default/par2"
+printf '\n%-8s %12s %22s %16s %22s %16s\n' "CPU" "par2 (s)" "sigcheck, same (s)" "same/par2" "sigcheck, default (s)" "default/par2"
 for op in create verify repair; do
-  p=$(median <<<"${T["$op par2"]}")
-  s=$(median <<<"${T["$op same"]}")
-  d=$(median <<<"${T["$op default"]}")
+  p=$(col 1 <<<"${T["$op par2"]}" | median)
+  s=$(col 1 <<<"${T["$op same"]}" | median)
+  d=$(col 1 <<<"${T["$op default"]}" | median)
   printf '%-8s %12.2f %22.2f %16.3f %22.2f %16.3f\n' "$op" "$p" "$s" "$(awk -v a="$s" -v b="$p" 'BEGIN { print a / b }')" \
     "$d" "$(awk -v a="$d" -v b="$p" 'BEGIN { print a / b }')"
+done
+printf '\n%-8s %12s %22s %22s\n' "peak RSS" "par2 (MiB)" "sigcheck, same (MiB)" "sigcheck, default (MiB)"
+for op in create verify repair; do
+  printf '%-8s %12.0f %22.0f %22.0f\n' "$op" "$(col 2 <<<"${T["$op par2"]}" | median)" \
+    "$(col 2 <<<"${T["$op same"]}" | median)" "$(col 2 <<<"${T["$op default"]}" | median)"
 done
 echo
 echo "same: sigcheck -seg $BLOCK -c $COUNT (par2's blocks and count); default: sigcheck -r $REDUNDANCY (2 KiB segments)"

@@ -344,6 +344,7 @@ func runManifest(e *env, args []string) error {
 	redundancy := fs.Float64("r", manifest.DefaultRedundancy, "parity as a `percent` of the segments, as par2's -r (0 for none)")
 	count := fs.Int("c", 0, "parity `segments` in all, as par2's -c (instead of -r)")
 	parity := fs.Int("parity", 0, "parity `segments` per stripe (instead of -r)")
+	memory := fs.Int("m", manifest.DefaultMemory>>20, "bound the parity's buffers to `MiB`, as par2's -m")
 	out := fs.String("o", "", "write the manifest to `path` (default FILE"+manifestSuffix+")")
 	asJSON := fs.Bool("json", false, "print what was written as JSON")
 	args, err := parse(fs, args, -1)
@@ -375,6 +376,10 @@ func runManifest(e *env, args []string) error {
 		}
 		opts = append(opts, manifest.Redundancy(*redundancy))
 	}
+	if *memory < 1 || *memory > 1<<20 {
+		return usageErrorf("-m %d: want 1 to %d MiB", *memory, 1<<20)
+	}
+	opts = append(opts, manifest.Memory(int64(*memory)<<20))
 	if *tf.seg <= 0 || *tf.seg > manifest.MaxSegment {
 		return usageErrorf("-seg %d: want 1 to %d", *tf.seg, manifest.MaxSegment)
 	}

@@ -160,7 +160,7 @@ func TestManifestVerifyRepairCommands(t *testing.T) {
 	bad := bytes.ReplaceAll(m, []byte("SIGCHKM3"), []byte("SIGCHKXX"))
 	os.WriteFile(path+".bad", bad, 0o644)
 	for _, args := range [][]string{{"verify", path, path + ".bad"}, {"repair", path, path + ".bad"}, {"verify", path, path + ".none"},
-		{"verify", path, path}, {"verify"}, {"verify", "a", "b", "c"}, {"manifest", "-parity", "40000", path}, {"manifest", "-r", "101", path}, {"manifest", "-r", "5", "-c", "3", path}, {"manifest", "-seg", "-1", path}, {"verify", "-nope", path}} {
+		{"verify", path, path}, {"verify"}, {"verify", "a", "b", "c"}, {"manifest", "-parity", "40000", path}, {"manifest", "-r", "101", path}, {"manifest", "-r", "5", "-c", "3", path}, {"manifest", "-m", "0", path}, {"repair", "-m", "-1", path}, {"manifest", "-seg", "-1", path}, {"verify", "-nope", path}} {
 		if o, e, code := sigcheck(t, args...); code != exitUsage || e == "" || strings.Count(e, "\n") != 1 || strings.Contains(e, "tree:") {
 			t.Errorf("%v: exit %d %q %q", args, code, o, e)
 		}

@@ -291,8 +291,8 @@ func (f *fileVerdict) print(w io.Writer, manifestPath string) {
 
 // prepare decides the repair (verify says what it would do) and says in
 // the verdict whether it can be done.
-func prepare(ctx context.Context, s *manifest.Set, v *verdict, force bool) (*manifest.Prepared, error) {
-	p, err := s.Prepare(ctx, v.statuses, manifest.RepairOptions{Force: force})
+func prepare(ctx context.Context, s *manifest.Set, v *verdict, opt manifest.RepairOptions) (*manifest.Prepared, error) {
+	p, err := s.Prepare(ctx, v.statuses, opt)
 	if err != nil {
 		return nil, err
 	}
@@ -377,7 +377,7 @@ func runVerify(e *env, args []string) error {
 	}
 	defer closeSet()
 	if !v.OK {
-		if _, err := prepare(ctx, s, v, false); err != nil {
+		if _, err := prepare(ctx, s, v, manifest.RepairOptions{}); err != nil {
 			return interrupted(ctx, err, "checked, not planned")
 		}
 	}
@@ -411,9 +411,13 @@ func runRepair(e *env, args []string) error {
 		"manifest.")
 	asJSON := fs.Bool("json", false, "print the verdict as JSON")
 	force := fs.Bool("force", false, "rewrite files that look like others than the manifest's, and files with other hard links")
+	memory := fs.Int("m", manifest.DefaultMemory>>20, "bound the rebuild's buffers to `MiB`, as par2's -m")
 	pos, err := parse(fs, args, -1)
 	if err != nil {
 		return err
+	}
+	if *memory < 1 || *memory > 1<<20 {
+		return usageErrorf("-m %d: want 1 to %d MiB", *memory, 1<<20)
 	}
 	ctx, s, v, closeSet, err := openChecked(e, pos, "nothing checked to the end, nothing changed")
 	if err != nil {
@@ -423,7 +427,7 @@ func runRepair(e *env, args []string) error {
 	if v.OK {
 		return v.print(e, *asJSON)
 	}
-	p, err := prepare(ctx, s, v, *force)
+	p, err := prepare(ctx, s, v, manifest.RepairOptions{Force: *force, Memory: int64(*memory) << 20})
 	if err != nil {
 		return interrupted(ctx, err, "nothing changed")
 	}

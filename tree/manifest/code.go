@@ -100,10 +100,31 @@ func (codeLeopard16) encode(data, parity [][]byte) error {
 	if err != nil {
 		return err
 	}
-	shards := make([][]byte, 0, len(data)+len(parity))
-	shards = append(append(shards, data...), parity...)
-	return enc.Encode(shards)
+	shards := headers(len(data) + len(parity))
+	defer putHeaders(shards)
+	copy(*shards, data)
+	copy((*shards)[len(data):], parity)
+	return enc.Encode(*shards)
 }
+
+// headers lends a slice of n slice headers, for the shards of one call:
+// a stripe of 65536 segments takes 1.5 MiB of them, a call a column.
+func headers(n int) *[][]byte {
+	p, _ := headerPool.Get().(*[][]byte)
+	if p == nil || cap(*p) < n {
+		s := make([][]byte, n)
+		return &s
+	}
+	*p = (*p)[:n]
+	return p
+}
+
+func putHeaders(p *[][]byte) {
+	clear(*p)
+	headerPool.Put(p)
+}
+
+var headerPool sync.Pool
 
 // rebuild rebuilds the lost data segments. Leopard's decoder costs the
 // same whatever the number lost: O(n log n) over the whole stripe, n the
@@ -126,7 +147,9 @@ func (c codeLeopard16) rebuild(data [][]byte, lost []int, parity [][]byte, rows 
 	if e := len(lost); e <= maxSolved && e*e <= len(data) {
 		return c.solve(enc, data, lost, parity, rows[:e])
 	}
-	shards := make([][]byte, len(data)+len(parity))
+	hs := headers(len(data) + len(parity))
+	defer putHeaders(hs)
+	shards := *hs
 	copy(shards, data)
 	for _, k := range lost {
 		shards[k] = data[k][:0] // rebuilt in place: its capacity is reused
@@ -160,8 +183,12 @@ func (codeLeopard16) solve(enc reedsolomon.Encoder, data [][]byte, lost []int, p
 	for _, k := range lost {
 		clear(data[k])
 	}
-	shards := make([][]byte, 0, len(data)+len(parity))
-	if err := enc.Encode(append(append(shards, data...), parity...)); err != nil {
+	hs := headers(len(data) + len(parity))
+	copy(*hs, data)
+	copy((*hs)[len(data):], parity)
+	err := enc.Encode(*hs)
+	putHeaders(hs)
+	if err != nil {
 		return err
 	}
 	for a, r := range rows {
