@@ -217,7 +217,7 @@ func (codeLeopard16) solve(enc reedsolomon.Encoder, data [][]byte, lost []int, p
 			a[x][b] = uint16(p[b/32*64+b%32]) | uint16(p[b/32*64+32+b%32])<<8
 		}
 	}
-	inv, err := invert16(a)
+	inv, err := invert(a, gf16One(), lowLevel.GF16Mul, gf16Inv)
 	if err != nil {
 		return err
 	}
@@ -259,15 +259,17 @@ func gf16Inv(x uint16) uint16 {
 	return r
 }
 
-// invert16 inverts a square matrix over GF(2^16) (Gauss–Jordan).
-func invert16(a [][]uint16) ([][]uint16, error) {
+// invert inverts a square matrix over a field of characteristic 2 (its
+// sum is XOR), given its identity, product and inverse (Gauss–Jordan). a
+// is consumed. The two codes' fields share it: GF(2^8) and Leopard's
+// GF(2^16).
+func invert[T uint8 | uint16](a [][]T, one T, mul func(x, y T) T, inverse func(T) T) ([][]T, error) {
 	e := len(a)
-	inv := make([][]uint16, e)
+	inv := make([][]T, e)
 	for r := range inv {
-		inv[r] = make([]uint16, e)
-		inv[r][r] = gf16One()
+		inv[r] = make([]T, e)
+		inv[r][r] = one
 	}
-	mul := lowLevel.GF16Mul
 	for col := range e {
 		p := -1
 		for r := col; r < e; r++ {
@@ -281,7 +283,7 @@ func invert16(a [][]uint16) ([][]uint16, error) {
 		}
 		a[col], a[p] = a[p], a[col]
 		inv[col], inv[p] = inv[p], inv[col]
-		s := gf16Inv(a[col][col])
+		s := inverse(a[col][col])
 		for c := range e {
 			a[col][c] = mul(a[col][c], s)
 			inv[col][c] = mul(inv[col][c], s)
@@ -371,47 +373,9 @@ func (codeCauchy8) encode(data, parity [][]byte) error {
 
 var errSingular = errors.New("manifest: singular system (cannot happen with an MDS code)")
 
-// invert8 inverts the e×e matrix a over GF(2^8) in place (Gauss–Jordan).
-func invert8(a [][]byte) error {
-	f := gf8()
-	e := len(a)
-	inv := make([][]byte, e)
-	for r := range inv {
-		inv[r] = make([]byte, e)
-		inv[r][r] = 1
-	}
-	for col := range e {
-		p := -1
-		for r := col; r < e; r++ {
-			if a[r][col] != 0 {
-				p = r
-				break
-			}
-		}
-		if p < 0 {
-			return errSingular
-		}
-		a[col], a[p] = a[p], a[col]
-		inv[col], inv[p] = inv[p], inv[col]
-		s := uint32(f.Inv(uint32(a[col][col])))
-		for c := range e {
-			a[col][c] = byte(f.Mul(uint32(a[col][c]), s))
-			inv[col][c] = byte(f.Mul(uint32(inv[col][c]), s))
-		}
-		for r := range e {
-			if r == col || a[r][col] == 0 {
-				continue
-			}
-			m := uint32(a[r][col])
-			for c := range e {
-				a[r][c] ^= byte(f.Mul(m, uint32(a[col][c])))
-				inv[r][c] ^= byte(f.Mul(m, uint32(inv[col][c])))
-			}
-		}
-	}
-	copy(a, inv)
-	return nil
-}
+// mul8 and inv8 are GF(2^8)'s product and inverse.
+func mul8(x, y byte) byte { return byte(gf8().Mul(uint32(x), uint32(y))) }
+func inv8(x byte) byte    { return byte(gf8().Inv(uint32(x))) }
 
 // rebuild solves the e×e system of the first e rows given: the lost
 // segments' contributions to each row (its syndrome) are the row less what
@@ -446,13 +410,14 @@ func (codeCauchy8) rebuild(data [][]byte, lost []int, parity [][]byte, rows []in
 			m[a][b] = c[k][i]
 		}
 	}
-	if err := invert8(m); err != nil {
+	inv, err := invert(m, 1, mul8, inv8)
+	if err != nil {
 		return err
 	}
 	for b, i := range lost {
 		clear(data[i])
 		for a := range e {
-			mulAdd(m[b][a], syn[a], data[i])
+			mulAdd(inv[b][a], syn[a], data[i])
 		}
 	}
 	return nil
