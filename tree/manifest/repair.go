@@ -240,6 +240,16 @@ func (m *Manifest) DamagedParity() (damaged int, chunk int) {
 // to write them. It returns, per file, the segments written, also when
 // it stops.
 func (m *Manifest) Repair(ctx context.Context, targets []Target, reports []*Report, memory int64) ([]int64, error) {
+	p, err := m.plan(reports)
+	if err != nil {
+		return make([]int64, len(m.Files)), err
+	}
+	return m.repair(ctx, targets, reports, p, memory)
+}
+
+// repair is Repair with its plan made: a Set's Prepare has made it, and
+// read the parity for it, already.
+func (m *Manifest) repair(ctx context.Context, targets []Target, reports []*Report, p *plan, memory int64) ([]int64, error) {
 	written := make([]int64, len(m.Files))
 	if len(targets) != len(m.Files) {
 		return written, fmt.Errorf("%w: %d targets for a manifest of %d files", ErrShape, len(targets), len(m.Files))
@@ -248,10 +258,6 @@ func (m *Manifest) Repair(ctx context.Context, targets []Target, reports []*Repo
 		if t == nil && reports[i] != nil && reports[i].Size >= 0 {
 			return written, fmt.Errorf("%w: %s is left alone but reported present", ErrShape, m.Files[i].Name)
 		}
-	}
-	p, err := m.plan(reports)
-	if err != nil {
-		return written, err
 	}
 	if memory <= 0 {
 		memory = DefaultMemory

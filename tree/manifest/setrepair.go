@@ -67,6 +67,7 @@ type Prepared struct {
 	sts      []*Status
 	opt      RepairOptions
 	reports  []*Report      // as the plan sees them: files left alone absent, renamed ones as found
+	plan     *plan          // what the parity rebuilds, its parity read once
 	found    map[int]string // missing files found renamed: file → the name found
 	readOnly map[int]bool   // files left alone whose intact segments still serve the parity
 }
@@ -160,7 +161,7 @@ func (s *Set) Prepare(ctx context.Context, sts []*Status, opt RepairOptions) (*P
 		p.Err = fmt.Errorf("%w: is it the manifest of these files? (-force repairs them anyway)", ErrNotThisSet)
 		return p, nil
 	}
-	err := s.Plan(p.reports)
+	pl, err := s.plan(p.reports)
 	if errors.Is(err, ErrTooManyFaults) {
 		// Perhaps segments were moved: look for them, and plan again.
 		scanned := false
@@ -173,10 +174,10 @@ func (s *Set) Prepare(ctx context.Context, sts []*Status, opt RepairOptions) (*P
 			}
 		}
 		if scanned {
-			err = s.Plan(p.reports)
+			pl, err = s.plan(p.reports)
 		}
 	}
-	p.Err = err
+	p.Err, p.plan = err, pl
 	for i, r := range p.reports {
 		d := &p.Done[i]
 		if d.LeftAlone != "" {
@@ -297,7 +298,9 @@ func (p *Prepared) Apply(ctx context.Context) (done []Done, err error) {
 			return p.Done, err
 		}
 	}
-	written, err := s.Manifest.Repair(ctx, ts, reports, p.opt.Memory)
+	// The plan holds for the reports as Apply changed them: a file laid
+	// out anew loses the same segments, now at their places.
+	written, err := s.Manifest.repair(ctx, ts, reports, p.plan, p.opt.Memory)
 	for i := range written {
 		if temps[i] != nil || p.readOnly[i] {
 			written[i] = 0 // removed, or never written
