@@ -42,9 +42,6 @@ func OpenDir(path string) (*Dir, error) {
 // Close closes the directory.
 func (d *Dir) Close() error { return d.root.Close() }
 
-// Path returns the directory's path, as opened.
-func (d *Dir) Path() string { return d.path }
-
 // Join returns the path of a name of the directory, as a user would type
 // it.
 func (d *Dir) Join(name string) string {

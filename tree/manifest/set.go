@@ -194,15 +194,6 @@ func OK(sts []*Status) bool {
 	return true
 }
 
-// Reports returns the statuses' reports.
-func Reports(sts []*Status) []*Report {
-	r := make([]*Report, len(sts))
-	for i, st := range sts {
-		r[i] = st.Report
-	}
-	return r
-}
-
 // Recheck returns the files' statuses after Repair did done to them:
 // unchanged files as they were, files made anew checked whole, and files
 // repaired in place checked where they were written (Manifest.Recheck),
