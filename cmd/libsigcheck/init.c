@@ -1,0 +1,125 @@
+//go:build mpi
+
+// Start and end: the library does nothing until MPI_Init returns, so a
+// process that never calls it (mpirun, a shell that system() starts) is
+// left alone, and it calls into Go only after that.
+#include <elf.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "sc.h"
+#include "_cgo_export.h"
+
+int sc_active, sc_mode, sc_abort, sc_world_rank, sc_world_size, sc_multi;
+MPI_Comm sc_world = MPI_COMM_NULL;
+sc_counters sc_count;
+pthread_mutex_t sc_mu = PTHREAD_MUTEX_INITIALIZER;
+__thread int sc_inside;
+
+extern double sc_inject_rate;
+void sc_rng_seed(uint64_t s);
+void sc_desc_init(void);
+void sc_reqs_finalize(void);
+
+// The exit status of a job that sigcheck ends.
+#define SC_EXIT 86
+
+void sc_fail(void) {
+	fflush(stdout);
+	fflush(stderr);
+	PMPI_Abort(MPI_COMM_WORLD, SC_EXIT);
+}
+
+// is_go_program says whether the executable has a .go.buildinfo section:
+// two Go runtimes in one process are not supported.
+static int is_go_program(void) {
+	int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	if (fd < 0) return 0;
+	int found = 0;
+	Elf64_Ehdr eh;
+	if (pread(fd, &eh, sizeof eh, 0) != sizeof eh || memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
+			eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_shentsize != sizeof(Elf64_Shdr) ||
+			eh.e_shnum == 0 || eh.e_shnum > 4096 || eh.e_shstrndx >= eh.e_shnum)
+		goto out;
+	Elf64_Shdr *sh = malloc(sizeof(Elf64_Shdr) * eh.e_shnum);
+	if (!sh) goto out;
+	if (pread(fd, sh, sizeof(Elf64_Shdr) * eh.e_shnum, (off_t)eh.e_shoff) != (ssize_t)(sizeof(Elf64_Shdr) * eh.e_shnum)) {
+		free(sh);
+		goto out;
+	}
+	Elf64_Shdr *str = &sh[eh.e_shstrndx];
+	if (str->sh_size > 0 && str->sh_size < (1 << 20)) {
+		char *names = malloc(str->sh_size + 1);
+		if (names && pread(fd, names, str->sh_size, (off_t)str->sh_offset) == (ssize_t)str->sh_size) {
+			names[str->sh_size] = 0;
+			for (int i = 0; i < eh.e_shnum && !found; i++)
+				if (sh[i].sh_name < str->sh_size && strcmp(names + sh[i].sh_name, ".go.buildinfo") == 0) found = 1;
+		}
+		free(names);
+	}
+	free(sh);
+out:
+	close(fd);
+	return found;
+}
+
+__attribute__((constructor(101))) static void sc_load(void) {
+	if (!is_go_program()) return;
+	static const char msg[] =
+		"sigcheck: libsigcheck.so is preloaded into a Go program, and two Go runtimes in one process are "
+		"not supported: run Go programs without LD_PRELOAD (package channel has sigcheck's checks built in)\n";
+	if (write(2, msg, sizeof msg - 1) < 0) {}
+	_exit(2);
+}
+
+static void start(int provided) {
+	PMPI_Comm_rank(MPI_COMM_WORLD, &sc_world_rank);
+	PMPI_Comm_size(MPI_COMM_WORLD, &sc_world_size);
+	sc_multi = provided == MPI_THREAD_MULTIPLE;
+	int abort_ = 1;
+	double inject = 0;
+	uint64_t seed = 1;
+	sc_mode = scGoInit(sc_world_rank, sc_world_size, &abort_, &inject, &seed);
+	if (!sc_mode) PMPI_Abort(MPI_COMM_WORLD, 2);
+	sc_abort = abort_;
+	sc_inject_rate = inject;
+	sc_rng_seed(seed);
+	sc_types_init();
+	sc_desc_init();
+	PMPI_Comm_dup(MPI_COMM_WORLD, &sc_world);
+	sc_comms_init();
+	sc_active = 1;
+}
+
+int MPI_Init(int *argc, char ***argv) {
+	int rc = PMPI_Init(argc, argv);
+	if (rc == MPI_SUCCESS) start(MPI_THREAD_SINGLE);
+	return rc;
+}
+
+int MPI_Init_thread(int *argc, char ***argv, int required, int *provided) {
+	int rc = PMPI_Init_thread(argc, argv, required, provided);
+	if (rc == MPI_SUCCESS) start(*provided);
+	return rc;
+}
+
+int MPI_Finalize(void) {
+	if (sc_active) {
+		sc_reqs_finalize();
+		sc_desc_finalize();
+		sc_active = 0;
+		scGoFinalize(&sc_count, sc_multi);
+	}
+	return PMPI_Finalize();
+}
+
+int MPI_Type_free(MPI_Datatype *dt) {
+	if (sc_active && dt) {
+		SC_LOCK();
+		sc_type_drop(*dt);
+		SC_UNLOCK();
+	}
+	return PMPI_Type_free(dt);
+}
