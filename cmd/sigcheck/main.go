@@ -59,6 +59,7 @@ func init() {
 		{"repair", "[FILE|DIR] [MANIFEST]", "rebuild damaged, truncated, missing files from their manifest's parity, checked", runRepair},
 		{"tune", "", "measure the checksums on this machine and store the fastest as the default", runTune},
 		{"run", "latency|bw|bcast|allgather", "measure transfers between ranks, OSU-style: each protection beside none, faults on demand", runRun},
+		{"mpirun", "-- mpirun [MPIRUN FLAGS] PROGRAM [ARGS]", "run an unmodified MPI program with libsigcheck.so: every message's datatype checked, a summary at the end", runMpirun},
 		{"bench", "csum", "print the bandwidth table of the checksums, with read and copy baselines", runBench},
 	}, commands...)
 }
@@ -132,10 +133,13 @@ func runIO(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var (
 		ue *usageError
 		ie *interruptedError
+		st *exitStatus
 	)
 	switch {
 	case err == nil:
 		return exitOK
+	case errors.As(err, &st):
+		return st.code // a child's, passed through (sigcheck mpirun)
 	case errors.Is(err, flag.ErrHelp):
 		return exitOK
 	case errors.As(err, new(negativeError)):
