@@ -150,7 +150,7 @@ void sc_check_now(void *buf, int count, MPI_Datatype dt, MPI_Comm comm, const MP
 		const char *text = NULL;
 		int len = sc_desc_get(sc_world_of(c, st->MPI_SOURCE), h.typeid, &text);
 		sc_comm_name(c, cname, sizeof cname);
-		scGoMismatch((char *)call_name(call), cname, me, st->MPI_SOURCE, st->MPI_TAG, &h, (char *)text,
+		scGoMismatch((char *)call_name(call), cname, me, st->MPI_SOURCE, sc_world_of(c, st->MPI_SOURCE), st->MPI_TAG, &h, (char *)text,
 			len < 0 ? 0 : len, t->id, count < 0 ? 0 : (uint64_t)count, 0);
 		if (sc_abort) sc_fail();
 		return;
@@ -160,7 +160,7 @@ void sc_check_now(void *buf, int count, MPI_Datatype dt, MPI_Comm comm, const MP
 	if (csum != h.csum) {
 		sc_count.corrupt++;
 		sc_comm_name(c, cname, sizeof cname);
-		scGoCorrupt((char *)call_name(call), cname, me, st->MPI_SOURCE, st->MPI_TAG, h.bytes, h.csum, csum, injected);
+		scGoCorrupt((char *)call_name(call), cname, me, st->MPI_SOURCE, sc_world_of(c, st->MPI_SOURCE), st->MPI_TAG, h.bytes, h.csum, csum, injected);
 		if (sc_abort) sc_fail();
 	}
 }

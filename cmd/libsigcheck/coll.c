@@ -83,7 +83,7 @@ static void compare(coll *k, record *in) {
 		int len = sc_desc_get(sc_world_of(k->c, i), theirs->typeid, &text);
 		char cname[MPI_MAX_OBJECT_NAME + 32];
 		sc_comm_name(k->c, cname, sizeof cname);
-		scGoMismatch((char *)k->name, cname, k->me, i, -1, theirs, (char *)text, len < 0 ? 0 : len,
+		scGoMismatch((char *)k->name, cname, k->me, i, sc_world_of(k->c, i), -1, theirs, (char *)text, len < 0 ? 0 : len,
 			mine->typeid, mine->count, 1);
 	}
 	if (k->undecodable) sc_count.unchecked[k->call][SC_WHY_TYPE]++;

@@ -26,12 +26,14 @@ static int stamp(const void *buf, int count, MPI_Datatype dt, int dest, MPI_Comm
 			h->flags |= SC_HDR_CSUM;
 		}
 		sc_desc_send(sc_world_of(c, dest), t->id);
+		sc_count.sent[call]++;
 	}
 	*cp = c;
 	return 1;
 }
 
-// sc_send_hdr sends the header of a message about to be sent. Lock held.
+// sc_send_hdr sends the header of a message, started or about to be. Lock
+// held.
 int sc_send_hdr(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, int call) {
 	sc_hdr h;
 	sc_comm *c;
@@ -39,21 +41,35 @@ int sc_send_hdr(const void *buf, int count, MPI_Datatype dt, int dest, int tag, 
 	return PMPI_Send(&h, sizeof h, MPI_BYTE, dest, tag, c->shadow);
 }
 
-// A blocking send: the header, then the message. With several threads in
-// MPI, the two leave in one critical section (the message as a
-// non-blocking send, completed outside it), so that headers and messages
-// to one destination stay in the same order.
+// Messages from this size on, in checksum mode, are started before their
+// checksum is taken, so that the hashing overlaps the transfer.
+#define SC_OVERLAP_BYTES (64 * 1024)
+
+static int overlap(int count, MPI_Datatype dt) {
+	if (sc_mode < SC_CHECKSUM || count <= 0) return 0;
+	int size = 0;
+	PMPI_Type_size(dt, &size);
+	return (int64_t)size * count >= SC_OVERLAP_BYTES;
+}
+
+// A blocking send: the message, then its header. A long message in
+// checksum mode, and any message when several threads are in MPI, is
+// started as a non-blocking send and completed after the header has gone:
+// its checksum is then taken while the receiver copies it, and with
+// threads the message and its header leave in one critical section, so
+// that messages and headers to one destination stay in the same order.
 #define BLOCKING_SEND(NAME, PNAME, PINAME)                                                              \
 	int NAME(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm) {        \
 		if (!sc_active || sc_inside) return PNAME(buf, count, dt, dest, tag, comm);                  \
-		if (!sc_multi) {                                                                           \
-			sc_send_hdr(buf, count, dt, dest, tag, comm, SC_CALL_SEND);                              \
-			return PNAME(buf, count, dt, dest, tag, comm);                                           \
+		if (!sc_multi && !overlap(count, dt)) {                                                    \
+			int rc = PNAME(buf, count, dt, dest, tag, comm);                                         \
+			if (rc == MPI_SUCCESS) sc_send_hdr(buf, count, dt, dest, tag, comm, SC_CALL_SEND);       \
+			return rc;                                                                             \
 		}                                                                                          \
 		MPI_Request r;                                                                             \
 		SC_LOCK();                                                                                 \
-		sc_send_hdr(buf, count, dt, dest, tag, comm, SC_CALL_SEND);                                  \
 		int rc = PINAME(buf, count, dt, dest, tag, comm, &r);                                        \
+		if (rc == MPI_SUCCESS) sc_send_hdr(buf, count, dt, dest, tag, comm, SC_CALL_SEND);           \
 		SC_UNLOCK();                                                                               \
 		if (rc != MPI_SUCCESS) return rc;                                                          \
 		return PMPI_Wait(&r, MPI_STATUS_IGNORE);                                                   \
@@ -69,8 +85,8 @@ BLOCKING_SEND(MPI_Bsend, PMPI_Bsend, PMPI_Ibsend)
 			MPI_Request *r) {                                                                      \
 		if (!sc_active || sc_inside) return PNAME(buf, count, dt, dest, tag, comm, r);               \
 		SC_LOCK();                                                                                 \
-		sc_send_hdr(buf, count, dt, dest, tag, comm, SC_CALL_SEND);                                  \
 		int rc = PNAME(buf, count, dt, dest, tag, comm, r);                                          \
+		if (rc == MPI_SUCCESS) sc_send_hdr(buf, count, dt, dest, tag, comm, SC_CALL_SEND);           \
 		SC_UNLOCK();                                                                               \
 		return rc;                                                                                 \
 	}
@@ -120,9 +136,9 @@ int MPI_Recv_init(void *buf, int count, MPI_Datatype dt, int src, int tag, MPI_C
 // persistent send. Lock held.
 static int start(MPI_Request *r) {
 	sc_req *e = sc_req_get(*r);
-	if (e && e->kind == SC_REQ_PSEND)
-		sc_send_hdr(e->buf, e->count, e->dt, e->peer, e->tag, e->comm, e->call);
 	int rc = PMPI_Start(r);
+	if (e && e->kind == SC_REQ_PSEND && rc == MPI_SUCCESS)
+		sc_send_hdr(e->buf, e->count, e->dt, e->peer, e->tag, e->comm, e->call);
 	if (e && e->kind == SC_REQ_RECV && rc == MPI_SUCCESS) {
 		e->active = 1;
 		e->seq = ++sc_seq;

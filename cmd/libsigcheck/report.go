@@ -22,14 +22,16 @@ import (
 
 // A finding is one thing the library found wrong, as the summary lists it.
 type finding struct {
-	Kind    string `json:"kind"` // "type mismatch", "corrupt message"
-	Call    string `json:"call"`
-	Comm    string `json:"comm"`
-	Rank    int    `json:"rank"` // in Comm
-	Peer    int    `json:"peer"` // the other side, in Comm
-	Tag     int    `json:"tag"`  // -1 for collectives
-	Element int64  `json:"element"`
-	Detail  string `json:"detail"`
+	Kind      string   `json:"kind"` // "type mismatch", "corrupt message"
+	Call      string   `json:"call"`
+	Comm      string   `json:"comm"`
+	Rank      int      `json:"rank"` // in Comm
+	Peer      int      `json:"peer"` // the other side, in Comm
+	WorldPeer int      `json:"world_peer"`
+	Tag       int      `json:"tag"` // -1 for collectives
+	Element   int64    `json:"element"`
+	Detail    string   `json:"detail"`
+	Lines     []string `json:"lines"` // as the rank printed them
 }
 
 // maxFindings bounds what a rank keeps in detail; the counters count all.
@@ -56,6 +58,7 @@ func noteUndecodable(err error) {
 
 func record(f finding, lines []string) {
 	found.Lock()
+	f.Lines = lines
 	if len(found.list) < maxFindings {
 		found.list = append(found.list, f)
 		found.Unlock()
@@ -85,7 +88,7 @@ func where(call string, comm string, me, peer, tag C.int, peerRole string) strin
 // other side is the sender (point-to-point) or a peer of a collective.
 //
 //export scGoMismatch
-func scGoMismatch(call, comm *C.char, me, peer, tag C.int, h *C.sc_hdr, desc *C.char, descLen C.int,
+func scGoMismatch(call, comm *C.char, me, peer, worldPeer, tag C.int, h *C.sc_hdr, desc *C.char, descLen C.int,
 	mine C.uint32_t, mineCount C.uint64_t, rule C.int) {
 	theirs := predefinedByID(uint32(h.typeid))
 	if theirs == nil && descLen > 0 {
@@ -102,7 +105,7 @@ func scGoMismatch(call, comm *C.char, me, peer, tag C.int, h *C.sc_hdr, desc *C.
 		sendRole, recvRole, peerRole = fmt.Sprintf("rank %d", peer), fmt.Sprintf("rank %d", me), "against"
 	}
 	f := finding{Kind: "type mismatch", Call: C.GoString(call), Comm: C.GoString(comm),
-		Rank: int(me), Peer: int(peer), Tag: int(tag), Element: -1}
+		Rank: int(me), Peer: int(peer), WorldPeer: int(worldPeer), Tag: int(tag), Element: -1}
 	head := "type mismatch: " + where(f.Call, f.Comm, me, peer, tag, peerRole)
 	var err error
 	switch {
@@ -132,7 +135,11 @@ func scGoMismatch(call, comm *C.char, me, peer, tag C.int, h *C.sc_hdr, desc *C.
 	if m.Index >= 0 {
 		f.Element = m.Index
 	}
-	f.Detail = strings.TrimSpace(strings.Join(lines[1:], "; "))
+	parts := make([]string, 0, len(lines)-1)
+	for _, l := range lines[1:] {
+		parts = append(parts, strings.Join(strings.Fields(l), " "))
+	}
+	f.Detail = strings.Join(parts, "; ")
 	record(f, lines)
 }
 
@@ -179,9 +186,9 @@ func mismatchLines(m *sig.MismatchError, sendRole, recvRole string) []string {
 // sender's checksum.
 //
 //export scGoCorrupt
-func scGoCorrupt(call, comm *C.char, me, peer, tag C.int, bytes, want, got C.uint64_t, injected C.int) {
+func scGoCorrupt(call, comm *C.char, me, peer, worldPeer, tag C.int, bytes, want, got C.uint64_t, injected C.int) {
 	f := finding{Kind: "corrupt message", Call: C.GoString(call), Comm: C.GoString(comm),
-		Rank: int(me), Peer: int(peer), Tag: int(tag), Element: -1}
+		Rank: int(me), Peer: int(peer), WorldPeer: int(worldPeer), Tag: int(tag), Element: -1}
 	f.Detail = fmt.Sprintf("%d data bytes hash to %016x, the sender's to %016x", uint64(bytes), uint64(got), uint64(want))
 	if injected != 0 {
 		f.Detail += " (a bit flipped by SIGCHECK_INJECT)"
@@ -201,6 +208,7 @@ type Summary struct {
 	Size       int               `json:"size"`
 	Mode       string            `json:"mode"`
 	Checked    map[string]uint64 `json:"checked"`
+	Sent       map[string]uint64 `json:"sent"`
 	Unchecked  map[string]uint64 `json:"unchecked"` // "call: why"
 	Mismatches uint64            `json:"mismatches"`
 	Corrupt    uint64            `json:"corrupt"`
@@ -217,7 +225,8 @@ func scGoFinalize(c *C.sc_counters, multi C.int) {
 		return
 	}
 	s := Summary{Rank: world.rank, Size: world.size, Mode: modeName(cfg.mode),
-		Checked: map[string]uint64{}, Unchecked: map[string]uint64{},
+		Checked: map[string]uint64{}, Sent: map[string]uint64{}, Unchecked: map[string]uint64{},
+		Findings: []finding{},
 		Mismatches: uint64(c.mismatches), Corrupt: uint64(c.corrupt), Injected: uint64(c.injected),
 		Threads: "single, funneled or serialized"}
 	if multi != 0 {
@@ -227,6 +236,9 @@ func scGoFinalize(c *C.sc_counters, multi C.int) {
 		if n := uint64(c.checked[i]); n > 0 {
 			s.Checked[name] = n
 		}
+		if n := uint64(c.sent[i]); n > 0 {
+			s.Sent[name] = n
+		}
 		for j, why := range whyNames {
 			if n := uint64(c.unchecked[i][j]); n > 0 {
 				s.Unchecked[name+": "+why] = n
@@ -234,7 +246,8 @@ func scGoFinalize(c *C.sc_counters, multi C.int) {
 		}
 	}
 	found.Lock()
-	s.Findings, s.Suppressed, s.Undecoded = found.list, found.suppressed, found.undecoded
+	s.Findings = append(s.Findings, found.list...)
+	s.Suppressed, s.Undecoded = found.suppressed, found.undecoded
 	found.Unlock()
 	b, err := json.MarshalIndent(s, "", "  ")
 	if err == nil {

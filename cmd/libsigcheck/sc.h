@@ -82,6 +82,7 @@ enum {
 
 typedef struct {
 	uint64_t checked[SC_NCALLS];
+	uint64_t sent[SC_NCALLS]; // messages sent with a checked header
 	uint64_t unchecked[SC_NCALLS][SC_NWHY];
 	uint64_t mismatches, corrupt, injected, repaired;
 } sc_counters;

@@ -1,0 +1,120 @@
+// Libsigcheck is a library that checks the messages of an unmodified MPI
+// program: loaded with LD_PRELOAD, it defines MPI's functions, checks, and
+// calls the MPI library's own through the profiling interface (PMPI_), as
+// merkle-mpi and RedMPI did. Build it with
+//
+//	go build -buildmode=c-shared -tags mpi -o libsigcheck.so ./cmd/libsigcheck
+//
+// and run a program under it with
+//
+//	mpirun -x LD_PRELOAD=$PWD/libsigcheck.so ./app
+//
+// or let sigcheck mpirun build it, set its environment and summarise
+// what every rank checked.
+//
+// # What it checks
+//
+// SIGCHECK_CHECK chooses:
+//
+//   - types (the default): every message carries the sender's type
+//     signature (package sig's default algebra) and element count, and the
+//     receiver applies MPI's rule: the sent signature must be a prefix of
+//     the receive's; MPI_BYTE and MPI_PACKED are matched by size. A
+//     mismatch names the ranks, the call, the communicator, the tag and the
+//     first differing element with both type-map paths, as sigcheck match
+//     prints it. Collectives are checked pair by pair: every transfer a
+//     collective makes, rank i to rank j, must have equal signatures on
+//     both sides (coll.c).
+//   - checksum: the types check, and a checksum (XXH3-64) of the data bytes
+//     of every message, the bytes the datatype covers and not its gaps.
+//
+// SIGCHECK_INJECT=RATE flips one bit of a received message's data with
+// that probability, seeded by SIGCHECK_SEED, so that detection can be
+// shown on real programs: in checksum mode every flipped message is
+// reported. SIGCHECK_ON_ERROR=abort (the default, as MPI_ERRORS_ARE_FATAL)
+// ends the job with MPI_Abort and exit status 86 after the report; report
+// lets it run on and counts. SIGCHECK_SUMMARY=DIR makes each rank write
+// rank-N.json there at MPI_Finalize. Without a finding the library writes
+// nothing, so a correct program's output and exit status are its own.
+//
+// # How the check travels beside the message
+//
+// PnMPI's piggyback module shows three ways: a struct datatype over
+// MPI_BOTTOM that joins the data and the check into one message, packing
+// both into one buffer, or a second message. The first two make the
+// message the application sent into another one: a probe sees its size
+// grown, MPI_Get_count on a probed status is wrong (mpi4py's
+// pickled-object receive is built on exactly that), a receive posted too
+// short no longer fails with MPI_ERR_TRUNCATE where it should, and the
+// library would have to rewrite statuses and emulate all of that for
+// every call. The struct also costs a datatype made and freed per message,
+// microseconds at any size; packing costs a copy, which at large sizes is
+// the transfer's own cost again. A second message costs one small eager
+// send and receive per message, whatever the size: about as much as the
+// data message at one byte, and nothing next to a large one. So the
+// library sends a header (sc.h's sc_hdr, 48 bytes) as a second message at
+// every size, on a shadow of the message's communicator — our own
+// duplicate, made in the same collective call as the application's
+// communicator — with the same destination and tag, as ITAC's message
+// checking does, and the data message is the application's own, untouched.
+//
+// The receiver reads the header when the receive completes, from the
+// source and tag in the status: headers from one source with one tag come
+// in the order their messages were sent, and messages are matched in that
+// order. They can complete out of it (a long message, then a short one, on
+// one tag): a receive is checked only when no receive posted before it
+// that could have matched the same stream is still pending (complete.c).
+// A header follows its message, so that in checksum mode the sender hashes
+// while the receiver copies.
+//
+// # Datatypes
+//
+// A datatype is decoded on first use with MPI_Type_get_envelope and
+// MPI_Type_get_contents into package sig's model (decode.go): every
+// constructor, with subarray built from sig's own; darray and Fortran 90
+// parameterised types are not, and their messages pass through unchecked
+// and counted. Each handle's entry lives in a C table with its signature
+// memoised per count, so a message of a datatype and count seen before
+// costs no call into Go; MPI_Type_free drops it. A receiver that has to
+// report where two datatypes differ needs the sender's: each derived
+// datatype's description goes once to each rank it is sent to, before the
+// first header that names it, and is read only to write a report
+// (desc.c). Predefined datatypes have the same id everywhere.
+//
+// # Go inside a C process
+//
+//   - Exported Go functions wait until the Go runtime has started, which
+//     it does in the background when the library is loaded. The MPI_*
+//     symbols are C, and call Go only after MPI_Init has returned.
+//   - Two Go runtimes in one process are not supported: loaded into a Go
+//     program, the library prints one line and exits with status 2 before
+//     main runs (init.c).
+//   - A preloaded library is loaded into every process of the job, and into
+//     whatever they start (system(), fork and exec). Until MPI_Init is
+//     called every wrapper passes straight to PMPI_, and a process that
+//     never calls it gets nothing from the library but an idle Go runtime.
+//   - Go preempts long-running goroutines with SIGURG, which could
+//     interrupt a system call of the C program (EINTR). The library's Go
+//     code runs briefly on the application's threads, and sigcheck mpirun
+//     sets GODEBUG=asyncpreemptoff=1 as well, so the signal is never sent.
+//
+// # Threads
+//
+// Every thread level works. Under MPI_THREAD_MULTIPLE (mpi4py asks for
+// it) the library's tables are behind one mutex, a message and its header
+// leave in one critical section (the message as a non-blocking send,
+// completed outside it), and a blocking receive is posted in one, so that
+// the posting order the library records is the one MPI matches in. The
+// lock is never held across a blocking call except for reading a header
+// that was sent before the message it describes.
+//
+// # What passes through unchecked
+//
+// Calls the library does not wrap go straight to MPI. Of those it wraps,
+// it counts in the summary what it could not check, and why: a datatype
+// it cannot decode, a communicator without a shadow (one made by
+// MPI_Comm_idup, or by a call the library does not wrap), collectives on
+// intercommunicators. A send cancelled after its header has gone leaves
+// that header unread and pairs later ones wrongly: MPI 4 deprecates
+// cancelling sends, and Open MPI cannot cancel one that has been matched.
+package main
