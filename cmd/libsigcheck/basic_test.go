@@ -46,3 +46,53 @@ func TestCorrectPingPongUnchanged(t *testing.T) {
 		}
 	}
 }
+
+// Repair mode: every bit flip that SIGCHECK_INJECT makes in delivered data
+// is detected and repaired before the receive returns, so the program's
+// output is the same as without the library, and the job ends normally.
+func TestRepairRepairsEveryInjectedFlip(t *testing.T) {
+	dir := t.TempDir()
+	for _, prog := range []string{"ok_pingpong.c", "repair_vector.c"} {
+		t.Run(prog, func(t *testing.T) {
+			exe := compile(t, dir, prog)
+			plain := mpiJob(t, 2, false, nil, exe)
+			j := mpiJob(t, 2, true, map[string]string{"SIGCHECK_CHECK": "repair", "SIGCHECK_INJECT": "0.2",
+				"SIGCHECK_SEED": "7", "SIGCHECK_ON_ERROR": "abort"}, exe)
+			if j.Stdout != plain.Stdout || j.Exit != plain.Exit {
+				t.Fatalf("stdout %q exit %d; without the library %q exit %d\n%s", j.Stdout, j.Exit, plain.Stdout, plain.Exit, j.Stderr)
+			}
+			var injected, corrupt, repaired uint64
+			for _, s := range j.Summaries {
+				injected += s.Injected
+				corrupt += s.Corrupt
+				repaired += s.Repaired
+			}
+			if injected == 0 || corrupt != injected || repaired != injected {
+				t.Errorf("injected %d, detected %d, repaired %d: want all equal and not 0", injected, corrupt, repaired)
+			}
+			if strings.Contains(j.Stderr, "sigcheck:") {
+				t.Errorf("a repaired run printed:\n%s", j.Stderr)
+			}
+		})
+	}
+}
+
+// Checksum mode detects every flip and, in abort mode, ends the job with
+// the report.
+func TestChecksumDetectsInjectedFlip(t *testing.T) {
+	exe := compile(t, t.TempDir(), "repair_vector.c")
+	j := mpiJob(t, 2, true, map[string]string{"SIGCHECK_CHECK": "checksum", "SIGCHECK_INJECT": "0.05", "SIGCHECK_SEED": "3"}, exe)
+	var injected, corrupt uint64
+	for _, s := range j.Summaries {
+		injected += s.Injected
+		corrupt += s.Corrupt
+	}
+	if injected == 0 || corrupt != injected {
+		t.Errorf("injected %d, detected %d", injected, corrupt)
+	}
+	a := mpiJob(t, 2, true, map[string]string{"SIGCHECK_CHECK": "checksum", "SIGCHECK_INJECT": "0.05",
+		"SIGCHECK_SEED": "3", "SIGCHECK_ON_ERROR": "abort"}, exe)
+	if a.Exit != 86 || !strings.Contains(a.Stderr, "sigcheck: corrupt message: MPI_Recv on rank 1 of MPI_COMM_WORLD, from rank 0") {
+		t.Errorf("abort mode: exit %d\n%s", a.Exit, a.Stderr)
+	}
+}

@@ -78,14 +78,14 @@ static uint64_t received_bytes(const MPI_Status *st) {
 
 // sc_received_csum hashes the data bytes a receive delivered, after
 // flipping one bit of them with the injection probability.
-uint64_t sc_received_csum(void *buf, int count, MPI_Datatype dt, const MPI_Status *st, int *injected) {
+uint64_t sc_received_csum(void *buf, int count, MPI_Datatype dt, const MPI_Status *st, int may_inject, int *injected) {
 	*injected = 0;
 	uint64_t bytes = received_bytes(st);
 	sc_type *t = sc_type_get(dt);
 	int was;
 	const void *p = packed(buf, count, dt, bytes, t, &was);
 	if (!p) return 0;
-	if (sc_inject_rate > 0 && bytes > 0 && (double)(next_rand() >> 11) / 9007199254740992.0 < sc_inject_rate) {
+	if (may_inject && sc_inject_rate > 0 && bytes > 0 && (double)(next_rand() >> 11) / 9007199254740992.0 < sc_inject_rate) {
 		uint64_t bit = next_rand() % (bytes * 8);
 		((unsigned char *)p)[bit / 8] ^= (unsigned char)(1u << (bit % 8));
 		if (was) { // put the flipped bit where the application reads it
@@ -156,11 +156,26 @@ void sc_check_now(void *buf, int count, MPI_Datatype dt, MPI_Comm comm, const MP
 		return;
 	}
 	if (sc_mode < SC_CHECKSUM || !(h.flags & SC_HDR_CSUM)) return;
-	if (!have_csum) csum = sc_received_csum(buf, count, dt, st, &injected);
-	if (csum != h.csum) {
-		sc_count.corrupt++;
-		sc_comm_name(c, cname, sizeof cname);
-		scGoCorrupt((char *)call_name(call), cname, me, st->MPI_SOURCE, sc_world_of(c, st->MPI_SOURCE), st->MPI_TAG, h.bytes, h.csum, csum, injected);
-		if (sc_abort) sc_fail();
+	if (!have_csum) csum = sc_received_csum(buf, count, dt, st, 1, &injected);
+	if (csum == h.csum) return;
+	sc_count.corrupt++;
+	int wsrc = sc_world_of(c, st->MPI_SOURCE);
+	int how = 0; // 0: checksum mode; 1 repaired; -1 gone; -2 still wrong; -3 too late
+	if (sc_mode == SC_REPAIR) {
+		// A deferred check runs after the receive returned: the
+		// application may have written the buffer since, so it is not
+		// repaired then.
+		how = have_csum ? -3 : sc_repair(buf, count, dt, wsrc, &h);
+		if (how == 0) {
+			how = 1;
+			sc_count.repaired++;
+		} else if (how == -3) {
+			sc_count.unrepaired_late++;
+		} else {
+			sc_count.unrepaired_gone++;
+		}
 	}
+	sc_comm_name(c, cname, sizeof cname);
+	scGoCorrupt((char *)call_name(call), cname, me, st->MPI_SOURCE, wsrc, st->MPI_TAG, h.bytes, h.csum, csum, injected, how);
+	if (how != 1 && sc_abort) sc_fail();
 }

@@ -20,7 +20,6 @@ uint64_t sc_seq;
 int sc_msg_blocks(MPI_Comm comm, int src, int tag, uint64_t seq);
 void sc_check_now(void *buf, int count, MPI_Datatype dt, MPI_Comm comm, const MPI_Status *st, int call,
 		int have_csum, uint64_t csum, int injected);
-uint64_t sc_received_csum(void *buf, int count, MPI_Datatype dt, const MPI_Status *st, int *injected);
 
 // The table of followed requests, by handle.
 static sc_req **tab;
@@ -200,7 +199,7 @@ void sc_arrived(void *buf, int count, MPI_Datatype dt, MPI_Comm comm, uint64_t s
 	// checksum is taken now and compared when the header is read.
 	deferred d = {buf, count, dt, comm, *st, call, seq, 0, 0, 0};
 	if (sc_mode >= SC_CHECKSUM) {
-		d.csum = sc_received_csum(buf, count, dt, st, &d.injected);
+		d.csum = sc_received_csum(buf, count, dt, st, 1, &d.injected);
 		d.have_csum = 1;
 	}
 	int i = ndefs;

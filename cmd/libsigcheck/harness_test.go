@@ -33,6 +33,8 @@ type summary struct {
 	Mismatches uint64            `json:"mismatches"`
 	Corrupt    uint64            `json:"corrupt"`
 	Injected   uint64            `json:"injected"`
+	Repaired   uint64            `json:"repaired"`
+	Unrepaired uint64            `json:"unrepaired"`
 	Findings   []struct {
 		Kind    string `json:"kind"`
 		Call    string `json:"call"`

@@ -74,10 +74,20 @@ __attribute__((constructor(101))) static void sc_load(void) {
 	_exit(2);
 }
 
-static void start(int provided) {
+// repair_wanted says whether the environment asks for repair mode, which
+// needs MPI_THREAD_MULTIPLE from MPI_Init (keep.c), before Go has read it.
+static int repair_wanted(void) {
+	const char *v = getenv("SIGCHECK_CHECK");
+	return v && strcmp(v, "repair") == 0;
+}
+
+static int app_level = MPI_THREAD_SINGLE; // what the application was told
+
+static void start(int provided, int real) {
 	PMPI_Comm_rank(MPI_COMM_WORLD, &sc_world_rank);
 	PMPI_Comm_size(MPI_COMM_WORLD, &sc_world_size);
 	sc_multi = provided == MPI_THREAD_MULTIPLE;
+	sc_real_multi = real == MPI_THREAD_MULTIPLE;
 	int abort_ = 1;
 	double inject = 0;
 	uint64_t seed = 1;
@@ -90,25 +100,57 @@ static void start(int provided) {
 	sc_desc_init();
 	PMPI_Comm_dup(MPI_COMM_WORLD, &sc_world);
 	sc_comms_init();
+	if (sc_keep_start() != 0) {
+		if (sc_world_rank == 0) {
+			static const char msg[] = "sigcheck: SIGCHECK_CHECK=repair needs MPI_THREAD_MULTIPLE, which this MPI "
+				"does not provide: checking checksums without repair\n";
+			if (write(2, msg, sizeof msg - 1) < 0) {}
+		}
+		sc_mode = SC_CHECKSUM;
+	}
 	sc_active = 1;
 }
 
 int MPI_Init(int *argc, char ***argv) {
-	int rc = PMPI_Init(argc, argv);
-	if (rc == MPI_SUCCESS) start(MPI_THREAD_SINGLE);
+	if (!repair_wanted()) {
+		int rc = PMPI_Init(argc, argv);
+		if (rc == MPI_SUCCESS) start(MPI_THREAD_SINGLE, MPI_THREAD_SINGLE);
+		return rc;
+	}
+	int real = MPI_THREAD_SINGLE;
+	int rc = PMPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &real);
+	if (rc == MPI_SUCCESS) start(MPI_THREAD_SINGLE, real);
 	return rc;
 }
 
 int MPI_Init_thread(int *argc, char ***argv, int required, int *provided) {
-	int rc = PMPI_Init_thread(argc, argv, required, provided);
-	if (rc == MPI_SUCCESS) start(*provided);
+	if (!repair_wanted()) {
+		int rc = PMPI_Init_thread(argc, argv, required, provided);
+		if (rc == MPI_SUCCESS) start(*provided, *provided);
+		app_level = *provided;
+		return rc;
+	}
+	int real = MPI_THREAD_SINGLE;
+	int rc = PMPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &real);
+	if (rc != MPI_SUCCESS) return rc;
+	// The application is told what it asked for, or what MPI gave if less.
+	*provided = required < real ? required : real;
+	app_level = *provided;
+	start(*provided, real);
 	return rc;
+}
+
+int MPI_Query_thread(int *provided) {
+	if (!sc_active || !repair_wanted()) return PMPI_Query_thread(provided);
+	*provided = app_level;
+	return MPI_SUCCESS;
 }
 
 int MPI_Finalize(void) {
 	if (sc_active) {
 		sc_reqs_finalize();
 		sc_desc_finalize();
+		sc_keep_finalize();
 		sc_active = 0;
 		scGoFinalize(&sc_count, sc_multi);
 	}

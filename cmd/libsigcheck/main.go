@@ -16,8 +16,7 @@ import (
 	"strings"
 	"unsafe"
 
-	"github.com/zeebo/xxh3"
-
+	"github.com/sigcheck/sigcheck/csum"
 	"github.com/sigcheck/sigcheck/sig"
 )
 
@@ -49,9 +48,9 @@ func parseConfig(getenv func(string) string) (config, error) {
 	case "checksum":
 		c.mode = C.SC_CHECKSUM
 	case "repair":
-		return c, fmt.Errorf("SIGCHECK_CHECK=repair is not built yet; use types or checksum")
+		c.mode = C.SC_REPAIR
 	default:
-		return c, fmt.Errorf("SIGCHECK_CHECK=%q: want types or checksum", v)
+		return c, fmt.Errorf("SIGCHECK_CHECK=%q: want types, checksum or repair", v)
 	}
 	switch v := getenv("SIGCHECK_ON_ERROR"); v {
 	case "", "abort":
@@ -66,7 +65,7 @@ func parseConfig(getenv func(string) string) (config, error) {
 			return c, fmt.Errorf("SIGCHECK_INJECT=%q: want a probability from 0 to 1", v)
 		}
 		if r > 0 && c.mode == C.SC_TYPES {
-			return c, fmt.Errorf("SIGCHECK_INJECT=%s flips data bits, which only SIGCHECK_CHECK=checksum looks at", v)
+			return c, fmt.Errorf("SIGCHECK_INJECT=%s flips data bits, which only SIGCHECK_CHECK=checksum or repair looks at", v)
 		}
 		c.inject = r
 	}
@@ -118,10 +117,33 @@ func writeLines(lines []string) {
 	os.Stderr.WriteString(b.String())
 }
 
+// sum is the checksum of message data: XXH3-64, from package csum, whose
+// fused copy and checksum keeps repair's copies.
+var sum = func() *csum.Algorithm {
+	a, err := csum.Lookup("xxh3")
+	if err != nil {
+		panic(err)
+	}
+	return a
+}()
+
 //export scGoHash
 func scGoHash(p unsafe.Pointer, n C.size_t) C.uint64_t {
 	if n == 0 {
-		return C.uint64_t(xxh3.Hash(nil))
+		return C.uint64_t(sum.Sum(nil).Lo)
 	}
-	return C.uint64_t(xxh3.Hash(unsafe.Slice((*byte)(p), int(n))))
+	return C.uint64_t(sum.Sum(unsafe.Slice((*byte)(p), int(n))).Lo)
+}
+
+// scGoCopyHash copies n bytes from src to dst and returns their checksum,
+// in one pass.
+//
+//export scGoCopyHash
+func scGoCopyHash(dst, src unsafe.Pointer, n C.uint64_t) C.uint64_t {
+	if n == 0 {
+		return C.uint64_t(sum.Sum(nil).Lo)
+	}
+	d := unsafe.Slice((*byte)(dst), int(n))
+	s := unsafe.Slice((*byte)(src), int(n))
+	return C.uint64_t(sum.CopySum(d, s).Lo)
 }

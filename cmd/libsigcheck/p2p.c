@@ -22,8 +22,9 @@ static int stamp(const void *buf, int count, MPI_Datatype dt, int dest, MPI_Comm
 		sc_count.unchecked[call][SC_WHY_TYPE]++;
 	} else {
 		if (sc_mode >= SC_CHECKSUM) {
-			h->csum = sc_checksum(buf, count, dt, h->bytes, t);
-			h->flags |= SC_HDR_CSUM;
+			int kept = 0;
+			h->csum = sc_keep(buf, count, dt, h->bytes, t, sc_world_of(c, dest), &h->msgid, &kept);
+			h->flags |= SC_HDR_CSUM | (kept ? SC_HDR_KEPT : 0);
 		}
 		sc_desc_send(sc_world_of(c, dest), t->id);
 		sc_count.sent[call]++;

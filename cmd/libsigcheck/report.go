@@ -56,6 +56,17 @@ func noteUndecodable(err error) {
 	}
 }
 
+func recordQuiet(f finding, lines []string) {
+	found.Lock()
+	defer found.Unlock()
+	f.Lines = lines
+	if len(found.list) < maxFindings {
+		found.list = append(found.list, f)
+		return
+	}
+	found.suppressed++
+}
+
 func record(f finding, lines []string) {
 	found.Lock()
 	f.Lines = lines
@@ -186,14 +197,42 @@ func mismatchLines(m *sig.MismatchError, sendRole, recvRole string) []string {
 // sender's checksum.
 //
 //export scGoCorrupt
-func scGoCorrupt(call, comm *C.char, me, peer, worldPeer, tag C.int, bytes, want, got C.uint64_t, injected C.int) {
-	f := finding{Kind: "corrupt message", Call: C.GoString(call), Comm: C.GoString(comm),
+func scGoCorrupt(call, comm *C.char, me, peer, worldPeer, tag C.int, bytes, want, got C.uint64_t, injected, how C.int) {
+	kind := "corrupt message"
+	switch how {
+	case 1:
+		kind = "repaired message"
+	case -1:
+		kind = "unrepaired message"
+	case -2:
+		kind = "unrepaired message"
+	case -3:
+		kind = "unrepaired message"
+	}
+	f := finding{Kind: kind, Call: C.GoString(call), Comm: C.GoString(comm),
 		Rank: int(me), Peer: int(peer), WorldPeer: int(worldPeer), Tag: int(tag), Element: -1}
 	f.Detail = fmt.Sprintf("%d data bytes hash to %016x, the sender's to %016x", uint64(bytes), uint64(got), uint64(want))
 	if injected != 0 {
 		f.Detail += " (a bit flipped by SIGCHECK_INJECT)"
 	}
-	record(f, []string{"corrupt message: " + where(f.Call, f.Comm, me, peer, tag, "from"), "  " + f.Detail})
+	switch how {
+	case 1:
+		f.Detail += "; repaired from the sender's copy before the receive returned"
+	case -1:
+		f.Detail += "; not repaired: the sender no longer keeps a copy (SIGCHECK_KEEP MiB of the newest messages are kept)"
+	case -2:
+		f.Detail += "; not repaired: the sender's copy did not hash to its checksum either"
+	case -3:
+		f.Detail += "; not repaired: it was checked after its receive returned (it completed before an earlier receive from the same source and tag)"
+	}
+	lines := []string{kind + ": " + where(f.Call, f.Comm, me, peer, tag, "from"), "  " + f.Detail}
+	if how == 1 {
+		// Repaired: the program goes on as if nothing happened, and its
+		// output stays its own; the summary keeps the finding.
+		recordQuiet(f, lines)
+		return
+	}
+	record(f, lines)
 }
 
 // callNames name the counters' rows (sc.h's SC_CALL_*).
@@ -213,6 +252,8 @@ type Summary struct {
 	Mismatches uint64            `json:"mismatches"`
 	Corrupt    uint64            `json:"corrupt"`
 	Injected   uint64            `json:"injected"`
+	Repaired   uint64            `json:"repaired"`
+	Unrepaired uint64            `json:"unrepaired"`
 	Findings   []finding         `json:"findings"`
 	Suppressed int               `json:"suppressed"`
 	Undecoded  map[string]int    `json:"undecoded,omitempty"`
@@ -228,6 +269,7 @@ func scGoFinalize(c *C.sc_counters, multi C.int) {
 		Checked: map[string]uint64{}, Sent: map[string]uint64{}, Unchecked: map[string]uint64{},
 		Findings: []finding{},
 		Mismatches: uint64(c.mismatches), Corrupt: uint64(c.corrupt), Injected: uint64(c.injected),
+		Repaired: uint64(c.repaired), Unrepaired: uint64(c.unrepaired_late + c.unrepaired_gone),
 		Threads: "single, funneled or serialized"}
 	if multi != 0 {
 		s.Threads = "multiple"

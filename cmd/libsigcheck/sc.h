@@ -19,7 +19,7 @@ enum { SC_TYPES = 1, SC_CHECKSUM = 2, SC_REPAIR = 3 };
 enum { SC_TYPED = 0, SC_BYTES = 1, SC_PACKED = 2 };
 
 // Header flags.
-enum { SC_HDR_CSUM = 1, SC_HDR_UNCHECKED = 2 };
+enum { SC_HDR_CSUM = 1, SC_HDR_UNCHECKED = 2, SC_HDR_KEPT = 4 };
 
 // The header that travels beside every checked point-to-point message, on
 // the shadow communicator, with the message's own tag (see doc.go).
@@ -29,6 +29,7 @@ typedef struct {
 	uint64_t bytes;  // bytes of data in the message
 	uint64_t count;  // the sender's count
 	uint64_t csum;   // checksum of the data bytes (SC_HDR_CSUM)
+	uint64_t msgid;  // the sender's number for the message (repair asks by it)
 	uint32_t typeid; // the sender's datatype id (see sc_type)
 	uint8_t class;   // SC_TYPED, SC_BYTES or SC_PACKED
 	uint8_t flags;
@@ -85,6 +86,7 @@ typedef struct {
 	uint64_t sent[SC_NCALLS]; // messages sent with a checked header
 	uint64_t unchecked[SC_NCALLS][SC_NWHY];
 	uint64_t mismatches, corrupt, injected, repaired;
+	uint64_t unrepaired_late, unrepaired_gone;
 } sc_counters;
 
 // Global state.
@@ -127,8 +129,16 @@ int sc_send_hdr(const void *buf, int count, MPI_Datatype dt, int dest, int tag, 
 void sc_recv_done(const void *buf, int count, MPI_Datatype dt, MPI_Comm comm, const MPI_Status *st, int call);
 void sc_reqs_init(void);
 
+// repair (keep.c)
+uint64_t sc_keep(const void *buf, int count, MPI_Datatype dt, uint64_t bytes, sc_type *t, int world_dest, uint64_t *msgid, int *kept);
+int sc_repair(void *buf, int count, MPI_Datatype dt, int world_src, const sc_hdr *h);
+int sc_keep_start(void);
+void sc_keep_finalize(void);
+extern int sc_real_multi; // MPI_THREAD_MULTIPLE from MPI, whatever the application asked
+
 // Hashing and reporting (Go).
 uint64_t sc_checksum(const void *buf, int count, MPI_Datatype dt, uint64_t bytes, sc_type *t);
+uint64_t sc_received_csum(void *buf, int count, MPI_Datatype dt, const MPI_Status *st, int may_inject, int *injected);
 void sc_fail(void);
 
 #endif
