@@ -35,7 +35,7 @@ typedef struct {
 } coll;
 
 static int setup(coll *k, MPI_Comm comm, int call, const char *name) {
-	if (!sc_active || sc_inside) return 0;
+	if (!sc_active) return 0;
 	k->c = sc_comm_get(comm);
 	k->call = call;
 	k->name = name;

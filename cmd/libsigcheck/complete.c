@@ -250,7 +250,7 @@ static void poll_zombies(void) {
 }
 
 int MPI_Request_free(MPI_Request *r) {
-	if (!sc_active || sc_inside || !sc_req_any()) return PMPI_Request_free(r);
+	if (!sc_active || !sc_req_any()) return PMPI_Request_free(r);
 	SC_LOCK();
 	sc_req *e = sc_req_get(*r);
 	if (e && e->kind == SC_REQ_RECV && e->active) {
@@ -278,7 +278,7 @@ int MPI_Request_free(MPI_Request *r) {
 #define STACK_N 32
 
 int MPI_Wait(MPI_Request *r, MPI_Status *st) {
-	if (!sc_active || sc_inside || (!sc_req_any() && !nzombies)) return PMPI_Wait(r, st);
+	if (!sc_active || (!sc_req_any() && !nzombies)) return PMPI_Wait(r, st);
 	MPI_Request orig = *r;
 	MPI_Status tmp;
 	MPI_Status *s = st == MPI_STATUS_IGNORE ? &tmp : st;
@@ -300,7 +300,7 @@ static int coll_hold(MPI_Request r) {
 }
 
 int MPI_Test(MPI_Request *r, int *flag, MPI_Status *st) {
-	if (!sc_active || sc_inside || (!sc_req_any() && !nzombies)) return PMPI_Test(r, flag, st);
+	if (!sc_active || (!sc_req_any() && !nzombies)) return PMPI_Test(r, flag, st);
 	MPI_Request orig = *r;
 	MPI_Status tmp;
 	MPI_Status *s = st == MPI_STATUS_IGNORE ? &tmp : st;
@@ -401,32 +401,32 @@ static int some(int kind, int n, MPI_Request rs[], int *flag, int *index, int *o
 }
 
 int MPI_Waitall(int n, MPI_Request rs[], MPI_Status sts[]) {
-	if (!sc_active || sc_inside || (!sc_req_any() && !nzombies)) return PMPI_Waitall(n, rs, sts);
+	if (!sc_active || (!sc_req_any() && !nzombies)) return PMPI_Waitall(n, rs, sts);
 	return some(0, n, rs, NULL, NULL, NULL, NULL, sts);
 }
 
 int MPI_Testall(int n, MPI_Request rs[], int *flag, MPI_Status sts[]) {
-	if (!sc_active || sc_inside || (!sc_req_any() && !nzombies)) return PMPI_Testall(n, rs, flag, sts);
+	if (!sc_active || (!sc_req_any() && !nzombies)) return PMPI_Testall(n, rs, flag, sts);
 	return some(1, n, rs, flag, NULL, NULL, NULL, sts);
 }
 
 int MPI_Waitany(int n, MPI_Request rs[], int *index, MPI_Status *st) {
-	if (!sc_active || sc_inside || (!sc_req_any() && !nzombies)) return PMPI_Waitany(n, rs, index, st);
+	if (!sc_active || (!sc_req_any() && !nzombies)) return PMPI_Waitany(n, rs, index, st);
 	return some(2, n, rs, NULL, index, NULL, NULL, st == MPI_STATUS_IGNORE ? MPI_STATUSES_IGNORE : st);
 }
 
 int MPI_Testany(int n, MPI_Request rs[], int *index, int *flag, MPI_Status *st) {
-	if (!sc_active || sc_inside || (!sc_req_any() && !nzombies)) return PMPI_Testany(n, rs, index, flag, st);
+	if (!sc_active || (!sc_req_any() && !nzombies)) return PMPI_Testany(n, rs, index, flag, st);
 	return some(3, n, rs, flag, index, NULL, NULL, st == MPI_STATUS_IGNORE ? MPI_STATUSES_IGNORE : st);
 }
 
 int MPI_Waitsome(int n, MPI_Request rs[], int *outcount, int idx[], MPI_Status sts[]) {
-	if (!sc_active || sc_inside || (!sc_req_any() && !nzombies)) return PMPI_Waitsome(n, rs, outcount, idx, sts);
+	if (!sc_active || (!sc_req_any() && !nzombies)) return PMPI_Waitsome(n, rs, outcount, idx, sts);
 	return some(4, n, rs, NULL, NULL, outcount, idx, sts);
 }
 
 int MPI_Testsome(int n, MPI_Request rs[], int *outcount, int idx[], MPI_Status sts[]) {
-	if (!sc_active || sc_inside || (!sc_req_any() && !nzombies)) return PMPI_Testsome(n, rs, outcount, idx, sts);
+	if (!sc_active || (!sc_req_any() && !nzombies)) return PMPI_Testsome(n, rs, outcount, idx, sts);
 	return some(5, n, rs, NULL, NULL, outcount, idx, sts);
 }
 

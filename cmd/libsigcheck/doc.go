@@ -27,11 +27,16 @@
 //     both sides (coll.c).
 //   - checksum: the types check, and a checksum (XXH3-64) of the data bytes
 //     of every message, the bytes the datatype covers and not its gaps.
+//   - repair: the checksum check, and a corrupt message is repaired before
+//     its receive returns: the sender keeps a copy of what it sent, taken
+//     in the checksum's own pass, and answers the receiver's ask for it
+//     from a thread of the library's (keep.c says why a copy rather than
+//     a verdict the sender waits for).
 //
 // SIGCHECK_INJECT=RATE flips one bit of a received message's data with
 // that probability, seeded by SIGCHECK_SEED, so that detection can be
 // shown on real programs: in checksum mode every flipped message is
-// reported. SIGCHECK_ON_ERROR=abort (the default, as MPI_ERRORS_ARE_FATAL)
+// reported, and in repair mode repaired. SIGCHECK_ON_ERROR=abort (the default, as MPI_ERRORS_ARE_FATAL)
 // ends the job with MPI_Abort and exit status 86 after the report; report
 // lets it run on and counts. SIGCHECK_SUMMARY=DIR makes each rank write
 // rank-N.json there at MPI_Finalize. Without a finding the library writes

@@ -16,7 +16,6 @@ int sc_active, sc_mode, sc_abort, sc_world_rank, sc_world_size, sc_multi;
 MPI_Comm sc_world = MPI_COMM_NULL;
 sc_counters sc_count;
 pthread_mutex_t sc_mu = PTHREAD_MUTEX_INITIALIZER;
-__thread int sc_inside;
 
 extern double sc_inject_rate;
 void sc_rng_seed(uint64_t s);

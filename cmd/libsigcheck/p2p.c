@@ -61,7 +61,7 @@ static int overlap(int count, MPI_Datatype dt) {
 // that messages and headers to one destination stay in the same order.
 #define BLOCKING_SEND(NAME, PNAME, PINAME)                                                              \
 	int NAME(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm) {        \
-		if (!sc_active || sc_inside) return PNAME(buf, count, dt, dest, tag, comm);                  \
+		if (!sc_active) return PNAME(buf, count, dt, dest, tag, comm);                  \
 		if (!sc_multi && !overlap(count, dt)) {                                                    \
 			int rc = PNAME(buf, count, dt, dest, tag, comm);                                         \
 			if (rc == MPI_SUCCESS) sc_send_hdr(buf, count, dt, dest, tag, comm, SC_CALL_SEND);       \
@@ -84,7 +84,7 @@ BLOCKING_SEND(MPI_Bsend, PMPI_Bsend, PMPI_Ibsend)
 #define NONBLOCKING_SEND(NAME, PNAME)                                                                   \
 	int NAME(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,          \
 			MPI_Request *r) {                                                                      \
-		if (!sc_active || sc_inside) return PNAME(buf, count, dt, dest, tag, comm, r);               \
+		if (!sc_active) return PNAME(buf, count, dt, dest, tag, comm, r);               \
 		SC_LOCK();                                                                                 \
 		int rc = PNAME(buf, count, dt, dest, tag, comm, r);                                          \
 		if (rc == MPI_SUCCESS) sc_send_hdr(buf, count, dt, dest, tag, comm, SC_CALL_SEND);           \
@@ -102,7 +102,7 @@ NONBLOCKING_SEND(MPI_Ibsend, PMPI_Ibsend)
 	int NAME(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,          \
 			MPI_Request *r) {                                                                      \
 		int rc = PNAME(buf, count, dt, dest, tag, comm, r);                                          \
-		if (rc != MPI_SUCCESS || !sc_active || sc_inside) return rc;                                 \
+		if (rc != MPI_SUCCESS || !sc_active) return rc;                                 \
 		SC_LOCK();                                                                                 \
 		sc_req *e = sc_req_new(*r, SC_REQ_PSEND);                                                    \
 		if (e) {                                                                                   \
@@ -121,7 +121,7 @@ PERSISTENT_SEND(MPI_Bsend_init, PMPI_Bsend_init)
 
 int MPI_Recv_init(void *buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm comm, MPI_Request *r) {
 	int rc = PMPI_Recv_init(buf, count, dt, src, tag, comm, r);
-	if (rc != MPI_SUCCESS || !sc_active || sc_inside || src == MPI_PROC_NULL) return rc;
+	if (rc != MPI_SUCCESS || !sc_active || src == MPI_PROC_NULL) return rc;
 	SC_LOCK();
 	sc_req *e = sc_req_new(*r, SC_REQ_RECV);
 	if (e) {
@@ -149,7 +149,7 @@ static int start(MPI_Request *r) {
 }
 
 int MPI_Start(MPI_Request *r) {
-	if (!sc_active || sc_inside || !sc_req_any()) return PMPI_Start(r);
+	if (!sc_active || !sc_req_any()) return PMPI_Start(r);
 	SC_LOCK();
 	int rc = start(r);
 	SC_UNLOCK();
@@ -157,7 +157,7 @@ int MPI_Start(MPI_Request *r) {
 }
 
 int MPI_Startall(int n, MPI_Request rs[]) {
-	if (!sc_active || sc_inside || !sc_req_any()) return PMPI_Startall(n, rs);
+	if (!sc_active || !sc_req_any()) return PMPI_Startall(n, rs);
 	int rc = MPI_SUCCESS;
 	SC_LOCK();
 	for (int i = 0; i < n && rc == MPI_SUCCESS; i++) rc = start(&rs[i]);
@@ -166,7 +166,7 @@ int MPI_Startall(int n, MPI_Request rs[]) {
 }
 
 int MPI_Irecv(void *buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm comm, MPI_Request *r) {
-	if (!sc_active || sc_inside || src == MPI_PROC_NULL) return PMPI_Irecv(buf, count, dt, src, tag, comm, r);
+	if (!sc_active || src == MPI_PROC_NULL) return PMPI_Irecv(buf, count, dt, src, tag, comm, r);
 	SC_LOCK();
 	int rc = PMPI_Irecv(buf, count, dt, src, tag, comm, r);
 	if (rc == MPI_SUCCESS) {
@@ -184,7 +184,7 @@ int MPI_Irecv(void *buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm 
 }
 
 int MPI_Recv(void *buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm comm, MPI_Status *st) {
-	if (!sc_active || sc_inside || src == MPI_PROC_NULL) return PMPI_Recv(buf, count, dt, src, tag, comm, st);
+	if (!sc_active || src == MPI_PROC_NULL) return PMPI_Recv(buf, count, dt, src, tag, comm, st);
 	MPI_Status tmp;
 	MPI_Status *s = st == MPI_STATUS_IGNORE ? &tmp : st;
 	if (!sc_multi) {
@@ -219,7 +219,7 @@ int MPI_Recv(void *buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm c
 
 int MPI_Sendrecv(const void *sbuf, int scount, MPI_Datatype sdt, int dest, int stag,
 		void *rbuf, int rcount, MPI_Datatype rdt, int src, int rtag, MPI_Comm comm, MPI_Status *st) {
-	if (!sc_active || sc_inside)
+	if (!sc_active)
 		return PMPI_Sendrecv(sbuf, scount, sdt, dest, stag, rbuf, rcount, rdt, src, rtag, comm, st);
 	MPI_Request rs[2];
 	MPI_Status ss[2];
@@ -244,7 +244,7 @@ int MPI_Sendrecv(const void *sbuf, int scount, MPI_Datatype sdt, int dest, int s
 
 int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype dt, int dest, int stag, int src, int rtag,
 		MPI_Comm comm, MPI_Status *st) {
-	if (!sc_active || sc_inside) return PMPI_Sendrecv_replace(buf, count, dt, dest, stag, src, rtag, comm, st);
+	if (!sc_active) return PMPI_Sendrecv_replace(buf, count, dt, dest, stag, src, rtag, comm, st);
 	MPI_Status tmp;
 	MPI_Status *s = st == MPI_STATUS_IGNORE ? &tmp : st;
 	SC_LOCK();
@@ -294,7 +294,7 @@ static int msg_take(MPI_Message m, sc_msg *out) {
 }
 
 int MPI_Mprobe(int src, int tag, MPI_Comm comm, MPI_Message *m, MPI_Status *st) {
-	if (!sc_active || sc_inside) return PMPI_Mprobe(src, tag, comm, m, st);
+	if (!sc_active) return PMPI_Mprobe(src, tag, comm, m, st);
 	MPI_Status tmp;
 	MPI_Status *s = st == MPI_STATUS_IGNORE ? &tmp : st;
 	int rc = PMPI_Mprobe(src, tag, comm, m, s);
@@ -303,7 +303,7 @@ int MPI_Mprobe(int src, int tag, MPI_Comm comm, MPI_Message *m, MPI_Status *st) 
 }
 
 int MPI_Improbe(int src, int tag, MPI_Comm comm, int *flag, MPI_Message *m, MPI_Status *st) {
-	if (!sc_active || sc_inside) return PMPI_Improbe(src, tag, comm, flag, m, st);
+	if (!sc_active) return PMPI_Improbe(src, tag, comm, flag, m, st);
 	MPI_Status tmp;
 	MPI_Status *s = st == MPI_STATUS_IGNORE ? &tmp : st;
 	int rc = PMPI_Improbe(src, tag, comm, flag, m, s);
@@ -312,7 +312,7 @@ int MPI_Improbe(int src, int tag, MPI_Comm comm, int *flag, MPI_Message *m, MPI_
 }
 
 int MPI_Mrecv(void *buf, int count, MPI_Datatype dt, MPI_Message *m, MPI_Status *st) {
-	if (!sc_active || sc_inside) return PMPI_Mrecv(buf, count, dt, m, st);
+	if (!sc_active) return PMPI_Mrecv(buf, count, dt, m, st);
 	sc_msg mm;
 	SC_LOCK();
 	int known = msg_take(*m, &mm);
@@ -330,7 +330,7 @@ int MPI_Mrecv(void *buf, int count, MPI_Datatype dt, MPI_Message *m, MPI_Status 
 }
 
 int MPI_Imrecv(void *buf, int count, MPI_Datatype dt, MPI_Message *m, MPI_Request *r) {
-	if (!sc_active || sc_inside) return PMPI_Imrecv(buf, count, dt, m, r);
+	if (!sc_active) return PMPI_Imrecv(buf, count, dt, m, r);
 	sc_msg mm;
 	SC_LOCK();
 	int known = msg_take(*m, &mm);

@@ -98,7 +98,6 @@ extern int sc_multi;    // MPI_THREAD_MULTIPLE was provided
 extern MPI_Comm sc_world; // our duplicate of MPI_COMM_WORLD (descriptions, finalize)
 extern sc_counters sc_count;
 extern pthread_mutex_t sc_mu;
-extern __thread int sc_inside; // re-entry guard
 
 #define SC_LOCK() do { if (sc_multi) pthread_mutex_lock(&sc_mu); } while (0)
 #define SC_UNLOCK() do { if (sc_multi) pthread_mutex_unlock(&sc_mu); } while (0)

@@ -73,7 +73,7 @@ func (e *exitStatus) Error() string { return fmt.Sprintf("exit status %d", e.cod
 
 func runMpirun(e *env, args []string) error {
 	fs := flags(e, "mpirun", mpirunHelp)
-	check := fs.String("check", "types", "what the ranks check (`mode`): types (datatype signatures), checksum (the data bytes too), repair (planned; the library refuses it for now)")
+	check := fs.String("check", "types", "what the ranks check (`mode`): types (datatype signatures), checksum (the data bytes too), repair (and a corrupt message is fetched again from its sender before the receive returns)")
 	onError := fs.String("on-error", "abort", "what to do at a finding (`action`): abort (end the job, exit 86) or report (run on, list the findings at the end)")
 	lib := fs.String("lib", "", "`PATH` of libsigcheck.so (default: $SIGCHECK_LIB, beside sigcheck, or built in this clone)")
 	inject := fs.Float64("inject", 0, "the `rate`, 0 to 1, at which received messages get one bit flipped, for -check checksum to catch")
