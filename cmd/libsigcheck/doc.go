@@ -57,7 +57,7 @@
 // the transfer's own cost again. A second message costs one small eager
 // send and receive per message, whatever the size: about as much as the
 // data message at one byte, and nothing next to a large one. So the
-// library sends a header (sc.h's sc_hdr, 48 bytes) as a second message at
+// library sends a header (sc.h's sc_hdr, 56 bytes) as a second message at
 // every size, on a shadow of the message's communicator — our own
 // duplicate, made in the same collective call as the application's
 // communicator — with the same destination and tag, as ITAC's message
