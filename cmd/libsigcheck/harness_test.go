@@ -67,6 +67,18 @@ func needMPI(t testing.TB) {
 	if err := exec.Command("pkg-config", "--exists", "ompi-c").Run(); err != nil {
 		t.Skip("pkg-config knows no ompi-c: install libopenmpi-dev to run the library's tests")
 	}
+	// The library is loaded into programs mpicc builds for this machine,
+	// so it needs cgo and this machine's architecture.
+	out, err := exec.Command("go", "env", "CGO_ENABLED", "GOARCH", "GOHOSTARCH").Output()
+	f := strings.Fields(string(out))
+	switch {
+	case err != nil || len(f) != 3:
+		t.Skipf("go env: %v", err)
+	case f[0] != "1":
+		t.Skip("cgo is off (CGO_ENABLED=0): the library is built with cgo")
+	case f[1] != f[2] || runtime.GOARCH != f[2]:
+		t.Skipf("GOARCH=%s: the library must be built for this machine (%s) to load into its programs", f[1], f[2])
+	}
 }
 
 // library builds libsigcheck.so once for the test binary and returns its
