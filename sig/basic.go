@@ -1,8 +1,13 @@
 package sig
 
 // The predefined datatypes of MPI's C binding (MPI 4.1 §3.2.2, §5.9.4),
-// with LP64 sizes. The pair types used by MINLOC and MAXLOC are predefined
-// but derived: their type signatures have two elements.
+// with LP64 sizes, and of its Fortran binding (§3.2.2, with the optional
+// INTEGERn and REALn), with gfortran's default sizes (INTEGER, REAL and
+// LOGICAL of 4 bytes). The pair types used by MINLOC and MAXLOC are
+// predefined but derived: their type signatures have two elements. A
+// Fortran type is a basic type of its own, not the C type of its size:
+// MPI's matching rules pair MPI_INTEGER with MPI_INTEGER, not with MPI_INT
+// nor with MPI_INTEGER4.
 var (
 	Char               = basicTypes[0]
 	SignedChar         = basicTypes[1]
@@ -40,13 +45,35 @@ var (
 	Offset = basicTypes[30]
 	Count  = basicTypes[31]
 
+	Integer         = basicTypes[32]
+	Real            = basicTypes[33]
+	DoublePrecision = basicTypes[34]
+	Complex         = basicTypes[35]
+	DoubleComplex   = basicTypes[36]
+	Logical         = basicTypes[37]
+	Character       = basicTypes[38]
+	Integer1        = basicTypes[39]
+	Integer2        = basicTypes[40]
+	Integer4        = basicTypes[41]
+	Integer8        = basicTypes[42]
+	Real4           = basicTypes[43]
+	Real8           = basicTypes[44]
+
 	FloatInt      = pairType("float_int", Float, 0, Int, 4, 8)
 	DoubleInt     = pairType("double_int", Double, 0, Int, 8, 16)
 	LongInt       = pairType("long_int", Long, 0, Int, 8, 16)
 	TwoInt        = pairType("2int", Int, 0, Int, 4, 8)
 	ShortInt      = pairType("short_int", Short, 0, Int, 4, 8)
 	LongDoubleInt = pairType("long_double_int", LongDouble, 0, Int, 16, 32)
+
+	TwoInteger         = pairType("2integer", Integer, 0, Integer, 4, 8)
+	TwoReal            = pairType("2real", Real, 0, Real, 4, 8)
+	TwoDoublePrecision = pairType("2double_precision", DoublePrecision, 0, DoublePrecision, 8, 16)
 )
+
+// pairTypes are the predefined pair types, in PredefinedNames' order.
+var pairTypes = []*Datatype{FloatInt, DoubleInt, LongInt, TwoInt, ShortInt, LongDoubleInt,
+	TwoInteger, TwoReal, TwoDoublePrecision}
 
 // basicTypes lists the basic types with their codes. A code is the first
 // eight bytes (big-endian) of SHA-256("sigcheck basic type " + name), with
@@ -92,6 +119,20 @@ var basicTypes = []*Datatype{
 	newBasic("aint", 8, 0x960945d90bccdae0),
 	newBasic("offset", 8, 0xe446170799268294),
 	newBasic("count", 8, 0xfc838b11c92c3eac),
+	// Fortran's, appended so that no earlier code changes.
+	newBasic("integer", 4, 0xba700fd484224e09),
+	newBasic("real", 4, 0x30c47deba2ef1cb9),
+	newBasic("double_precision", 8, 0x78fe6f2180530de5),
+	newBasic("complex", 8, 0x689a94e4751145f6),
+	newBasic("double_complex", 16, 0x03339ef4d60e0532),
+	newBasic("logical", 4, 0x46bd94a7fca6b8d5),
+	newBasic("character", 1, 0x8b1d32d8845cd34c),
+	newBasic("integer1", 1, 0x28723938a4e04f96),
+	newBasic("integer2", 2, 0x6bd0b7fc0a5aabf3),
+	newBasic("integer4", 4, 0xac2d5f021338cc8f),
+	newBasic("integer8", 8, 0x5ad3f1b01f5bef1b),
+	newBasic("real4", 4, 0x13b77654791ec58a),
+	newBasic("real8", 8, 0x5d040db64aa63b5c),
 }
 
 // predefined maps every name and alias of a predefined datatype, without
@@ -105,7 +146,7 @@ func init() {
 			predefined[a] = t
 		}
 	}
-	for _, t := range []*Datatype{FloatInt, DoubleInt, LongInt, TwoInt, ShortInt, LongDoubleInt} {
+	for _, t := range pairTypes {
 		predefined[t.name] = t
 	}
 }
@@ -125,7 +166,7 @@ func PredefinedNames() []string {
 	for _, t := range basicTypes {
 		names = append(names, t.name)
 	}
-	for _, t := range []*Datatype{FloatInt, DoubleInt, LongInt, TwoInt, ShortInt, LongDoubleInt} {
+	for _, t := range pairTypes {
 		names = append(names, t.name)
 	}
 	return names

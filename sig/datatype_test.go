@@ -389,7 +389,7 @@ func TestParseErrors(t *testing.T) {
 
 func TestPredefined(t *testing.T) {
 	names := PredefinedNames()
-	if len(names) != 38 {
+	if len(names) != 54 {
 		t.Fatalf("%d predefined names", len(names))
 	}
 	for _, n := range names {

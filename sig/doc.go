@@ -61,10 +61,13 @@
 // # Basic types
 //
 // The predefined types are MPI's C set (Int, Double, Byte, Packed, …, and
-// the pair types FloatInt …). Each basic type hashes as a 64-bit code
-// spread over all bits whose low 6 bits are distinct and neither 0 nor 63,
-// so every algebra of width 6 or more tells them apart; small consecutive
-// codes would make short signatures collide alike in every algebra.
+// the pair types FloatInt …) and its Fortran set (Integer, Real,
+// DoublePrecision, …, TwoInteger …), each Fortran type a basic type of its
+// own, as MPI's matching rules make it. Each basic type hashes as a 64-bit
+// code spread over all bits whose low 6 bits are distinct and neither 0
+// nor 63, so every algebra of width 6 or more tells them apart; small
+// consecutive codes would make short signatures collide alike in every
+// algebra.
 // FromGo derives a Datatype from a Go type; a struct tag (`sig:"int"`), As
 // or CNames says which C type a Go value stands for, since Go has no C int.
 //

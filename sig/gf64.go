@@ -35,15 +35,17 @@ import (
 //
 // Two substitutions anywhere. Differences d_i at i and d_j at j > i cancel
 // exactly when α^(j-i) = d_j/d_i, that is when j-i ≡ log d_j - log d_i
-// (mod 2^64-1). The discrete logarithms of all 496 differences of two
+// (mod 2^64-1). The discrete logarithms of all 990 differences of two
 // basic types' codes (Pohlig–Hellman: 2^64-1 = 3·5·17·257·641·65537·
-// 6700417) put the smallest such distance at 104 857 534 692 124 ≈
-// 2^46.6: any two substituted elements of any types closer than that are
-// detected, so any two in signatures of up to 1.05·10^14 elements. At that
-// distance, unsigned_char→short followed by unsigned_long→double cancel
+// 6700417) put the smallest such distance at 14 742 044 790 036 ≈
+// 2^43.7: any two substituted elements of any types closer than that are
+// detected, so any two in signatures of up to 1.47·10^13 elements. At that
+// distance, float→integer1 followed by int16_t→c_double_complex cancel
 // (TestDefaultTwoSubstitutions recomputes the logarithms and builds the
-// pair). Three or more arbitrary substitutions carry no guarantee; gfd:w=16,
-// m=4 detects any four, but only in signatures of at most 65535 elements.
+// pair). Among the 32 C types alone, before the Fortran types were added,
+// it was 104 857 534 692 124 ≈ 2^46.6. Three or more arbitrary
+// substitutions carry no guarantee; gfd:w=16, m=4 detects any four, but
+// only in signatures of at most 65535 elements.
 //
 // Append is one shift and conditional XOR per element (multiplication by
 // α). Concat is a·α^|b| ⊕ b: a shift below 64 elements, else one table
@@ -123,4 +125,4 @@ func (gfd64) Append(s Sig, codes ...uint64) Sig {
 // substituted elements can cancel in the default algebra, found from the
 // discrete logarithms of every difference of two basic types' codes
 // (TestDefaultTwoSubstitutions recomputes it and builds the pair).
-const twoSubstitutionDistance uint64 = 104857534692124
+const twoSubstitutionDistance uint64 = 14742044790036

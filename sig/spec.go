@@ -14,7 +14,7 @@ import (
 // type signatures of up to 2^63 elements that differ by the substitution of
 // one basic type for another at one place, over a run, or at one member of
 // every copy of a repeated unit, and any two substituted elements in
-// signatures of up to 1.05·10^14 elements (the proofs are at gfd64). The
+// signatures of up to 1.47·10^13 elements (the proofs are at gfd64). The
 // earlier default, gfd:w=16,m=4, detects any four substitutions but only up
 // to 65535 elements: beyond, a run of 65535·k ints hashes as the same run
 // of floats.

@@ -28,6 +28,13 @@ void sc_types_init(void) {
 	P(MPI_BYTE, "byte"); P(MPI_PACKED, "packed"); P(MPI_AINT, "aint"); P(MPI_OFFSET, "offset"); P(MPI_COUNT, "count");
 	P(MPI_FLOAT_INT, "float_int"); P(MPI_DOUBLE_INT, "double_int"); P(MPI_LONG_INT, "long_int");
 	P(MPI_2INT, "2int"); P(MPI_SHORT_INT, "short_int"); P(MPI_LONG_DOUBLE_INT, "long_double_int");
+	// Fortran's (fortran.c), each a type of its own: MPI_INTEGER is not MPI_INT.
+	P(MPI_INTEGER, "integer"); P(MPI_REAL, "real"); P(MPI_DOUBLE_PRECISION, "double_precision");
+	P(MPI_COMPLEX, "complex"); P(MPI_DOUBLE_COMPLEX, "double_complex"); P(MPI_LOGICAL, "logical");
+	P(MPI_CHARACTER, "character");
+	P(MPI_INTEGER1, "integer1"); P(MPI_INTEGER2, "integer2"); P(MPI_INTEGER4, "integer4"); P(MPI_INTEGER8, "integer8");
+	P(MPI_REAL4, "real4"); P(MPI_REAL8, "real8");
+	P(MPI_2INTEGER, "2integer"); P(MPI_2REAL, "2real"); P(MPI_2DOUBLE_PRECISION, "2double_precision");
 }
 
 const char *sc_type_name_of(MPI_Datatype dt) {
