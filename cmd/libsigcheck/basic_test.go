@@ -96,3 +96,13 @@ func TestChecksumDetectsInjectedFlip(t *testing.T) {
 		t.Errorf("abort mode: exit %d\n%s", a.Exit, a.Stderr)
 	}
 }
+
+// Testany and Testsome never report a non-blocking collective inactive
+// (MPI_UNDEFINED) while the library holds it back for its check.
+func TestTestanyOnHeldCollective(t *testing.T) {
+	exe := compile(t, t.TempDir(), "nbc_testany.c")
+	j := mpiJob(t, 2, true, map[string]string{"SIGCHECK_ON_ERROR": "abort"}, exe)
+	if j.Stdout != "bad 0\n" || j.Exit != 0 {
+		t.Fatalf("stdout %q exit %d\n%s", j.Stdout, j.Exit, j.Stderr)
+	}
+}

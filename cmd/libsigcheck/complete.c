@@ -333,12 +333,22 @@ static int some(int kind, int n, MPI_Request rs[], int *flag, int *index, int *o
 	memcpy(orig, rs, (size_t)n * sizeof *orig);
 	int testing = kind == 1 || kind == 3 || kind == 5;
 	int held = 0;
+	unsigned char hidbuf[STACK_N], *hid = NULL;
 	if (testing) {
 		// A collective whose check is pending is hidden from MPI (as
 		// MPI_REQUEST_NULL) and put back after, so MPI cannot complete it.
 		SC_LOCK();
-		for (int i = 0; i < n; i++)
-			if (coll_hold(rs[i])) { rs[i] = MPI_REQUEST_NULL; held++; }
+		for (int i = 0; i < n; i++) {
+			if (!coll_hold(rs[i])) continue;
+			if (!hid) {
+				hid = n <= STACK_N ? hidbuf : malloc((size_t)n);
+				if (!hid) break; // cannot hide: MPI may complete it, checked at once
+				memset(hid, 0, (size_t)n);
+			}
+			hid[i] = 1;
+			rs[i] = MPI_REQUEST_NULL;
+			held++;
+		}
 		SC_UNLOCK();
 	}
 	int rc = MPI_SUCCESS, one = 0, single;
@@ -354,14 +364,15 @@ static int some(int kind, int n, MPI_Request rs[], int *flag, int *index, int *o
 	case 4: rc = PMPI_Waitsome(n, rs, outcount, idx, ss); break;
 	case 5: rc = PMPI_Testsome(n, rs, outcount, idx, ss); break;
 	}
-	if (held) // put back what was hidden
+	// With only hidden requests live, MPI answers as if all were
+	// inactive (MPI_UNDEFINED); they are not: nothing completed yet.
+	if (held && kind == 3 && *index == MPI_UNDEFINED) *flag = 0;
+	if (held && kind == 5 && *outcount == MPI_UNDEFINED) *outcount = 0;
+	if (held) { // put back what was hidden
 		for (int i = 0; i < n; i++)
-			if (rs[i] == MPI_REQUEST_NULL && orig[i] != MPI_REQUEST_NULL) {
-				SC_LOCK();
-				int h = coll_hold(orig[i]);
-				SC_UNLOCK();
-				if (h) rs[i] = orig[i];
-			}
+			if (hid[i]) rs[i] = orig[i];
+		if (hid != hidbuf) free(hid);
+	}
 	SC_LOCK();
 	switch (kind) {
 	case 0: case 1:
