@@ -99,14 +99,6 @@ uint64_t sc_received_csum(void *buf, int count, MPI_Datatype dt, const MPI_Statu
 	return scGoHash((void *)p, (size_t)bytes);
 }
 
-static const char *call_name(int call) {
-	switch (call) {
-	case SC_CALL_SEND: return "MPI_Send";
-	case SC_CALL_RECV: return "MPI_Recv";
-	case SC_CALL_SENDRECV: return "MPI_Sendrecv";
-	}
-	return "a receive";
-}
 
 // typed_ok applies MPI's point-to-point rule to a header and count copies
 // of t: the sent signature is a prefix of the receive's, or, for byte and
@@ -125,7 +117,7 @@ static int typed_ok(const sc_hdr *h, sc_type *t, uint64_t count) {
 // st->MPI_SOURCE with st->MPI_TAG and checks the message against it. Lock
 // held. have_csum says the checksum of the delivered data was taken
 // already (a deferred check).
-void sc_check_now(void *buf, int count, MPI_Datatype dt, MPI_Comm comm, const MPI_Status *st, int call,
+void sc_check_now(void *buf, int count, MPI_Datatype dt, MPI_Comm comm, const MPI_Status *st, int call, const char *name,
 		int have_csum, uint64_t csum, int injected) {
 	sc_comm *c = sc_comm_get(comm);
 	if (!c) { sc_count.unchecked[call][SC_WHY_COMM]++; return; }
@@ -150,7 +142,7 @@ void sc_check_now(void *buf, int count, MPI_Datatype dt, MPI_Comm comm, const MP
 		const char *text = NULL;
 		int len = sc_desc_get(sc_world_of(c, st->MPI_SOURCE), h.typeid, &text);
 		sc_comm_name(c, cname, sizeof cname);
-		scGoMismatch((char *)call_name(call), cname, me, st->MPI_SOURCE, sc_world_of(c, st->MPI_SOURCE), st->MPI_TAG, &h, (char *)text,
+		scGoMismatch((char *)name, cname, me, st->MPI_SOURCE, sc_world_of(c, st->MPI_SOURCE), st->MPI_TAG, &h, (char *)text,
 			len < 0 ? 0 : len, t->id, count < 0 ? 0 : (uint64_t)count, 0);
 		if (sc_abort) sc_fail();
 		return;
@@ -176,6 +168,6 @@ void sc_check_now(void *buf, int count, MPI_Datatype dt, MPI_Comm comm, const MP
 		}
 	}
 	sc_comm_name(c, cname, sizeof cname);
-	scGoCorrupt((char *)call_name(call), cname, me, st->MPI_SOURCE, wsrc, st->MPI_TAG, h.bytes, h.csum, csum, injected, how);
+	scGoCorrupt((char *)name, cname, me, st->MPI_SOURCE, wsrc, st->MPI_TAG, h.bytes, h.csum, csum, injected, how);
 	if (how != 1 && sc_abort) sc_fail();
 }

@@ -18,7 +18,7 @@
 
 uint64_t sc_seq;
 int sc_msg_blocks(MPI_Comm comm, int src, int tag, uint64_t seq);
-void sc_check_now(void *buf, int count, MPI_Datatype dt, MPI_Comm comm, const MPI_Status *st, int call,
+void sc_check_now(void *buf, int count, MPI_Datatype dt, MPI_Comm comm, const MPI_Status *st, int call, const char *name,
 		int have_csum, uint64_t csum, int injected);
 
 // The table of followed requests, by handle.
@@ -135,6 +135,7 @@ typedef struct {
 	MPI_Comm comm;
 	MPI_Status st;
 	int call;
+	const char *name;
 	uint64_t seq;
 	int have_csum, injected;
 	uint64_t csum;
@@ -169,7 +170,7 @@ static void run_deferred(void) {
 			if (blocked(d.comm, d.st.MPI_SOURCE, d.st.MPI_TAG, d.seq, i)) continue;
 			memmove(&defs[i], &defs[i + 1], (size_t)(ndefs - i - 1) * sizeof *defs);
 			ndefs--;
-			sc_check_now(d.buf, d.count, d.dt, d.comm, &d.st, d.call, d.have_csum, d.csum, d.injected);
+			sc_check_now(d.buf, d.count, d.dt, d.comm, &d.st, d.call, d.name, d.have_csum, d.csum, d.injected);
 			progress = 1;
 			break;
 		}
@@ -178,13 +179,14 @@ static void run_deferred(void) {
 
 // sc_arrived is called, lock held, when a receive posted at seq has its
 // message in buf.
-void sc_arrived(void *buf, int count, MPI_Datatype dt, MPI_Comm comm, uint64_t seq, const MPI_Status *st, int call) {
+void sc_arrived(void *buf, int count, MPI_Datatype dt, MPI_Comm comm, uint64_t seq, const MPI_Status *st, int call,
+		const char *name) {
 	if (st->MPI_SOURCE == MPI_PROC_NULL || st->MPI_SOURCE < 0) return;
 	int cancelled = 0;
 	PMPI_Test_cancelled(st, &cancelled);
 	if (cancelled) return;
 	if (!blocked(comm, st->MPI_SOURCE, st->MPI_TAG, seq, ndefs)) {
-		sc_check_now(buf, count, dt, comm, st, call, 0, 0, 0);
+		sc_check_now(buf, count, dt, comm, st, call, name, 0, 0, 0);
 		run_deferred();
 		return;
 	}
@@ -197,7 +199,7 @@ void sc_arrived(void *buf, int count, MPI_Datatype dt, MPI_Comm comm, uint64_t s
 	}
 	// The data is the application's once its receive returns, so its
 	// checksum is taken now and compared when the header is read.
-	deferred d = {buf, count, dt, comm, *st, call, seq, 0, 0, 0};
+	deferred d = {buf, count, dt, comm, *st, call, name, seq, 0, 0, 0};
 	if (sc_mode >= SC_CHECKSUM) {
 		d.csum = sc_received_csum(buf, count, dt, st, 1, &d.injected);
 		d.have_csum = 1;
@@ -217,7 +219,7 @@ void sc_completed(sc_req *e, MPI_Status *st) {
 		if (!e->active) return; // an inactive persistent request
 		e->active = 0;
 		sc_pending_remove(e);
-		sc_arrived(e->buf, e->count, e->dt, e->comm, e->seq, st, e->call);
+		sc_arrived(e->buf, e->count, e->dt, e->comm, e->seq, st, e->call, e->name);
 		if (!e->persistent) sc_req_drop(e);
 		else run_deferred();
 		return;

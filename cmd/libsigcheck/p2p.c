@@ -127,7 +127,7 @@ int MPI_Recv_init(void *buf, int count, MPI_Datatype dt, int src, int tag, MPI_C
 	if (e) {
 		e->persistent = 1;
 		e->buf = buf; e->count = count; e->dt = dt;
-		e->peer = src; e->tag = tag; e->comm = comm; e->call = SC_CALL_RECV;
+		e->peer = src; e->tag = tag; e->comm = comm; e->call = SC_CALL_RECV; e->name = "MPI_Recv_init";
 	}
 	SC_UNLOCK();
 	return rc;
@@ -173,7 +173,7 @@ int MPI_Irecv(void *buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm 
 		sc_req *e = sc_req_new(*r, SC_REQ_RECV);
 		if (e) {
 			e->buf = buf; e->count = count; e->dt = dt;
-			e->peer = src; e->tag = tag; e->comm = comm; e->call = SC_CALL_RECV;
+			e->peer = src; e->tag = tag; e->comm = comm; e->call = SC_CALL_RECV; e->name = "MPI_Irecv";
 			e->active = 1;
 			e->seq = ++sc_seq;
 			sc_pending_add(e);
@@ -190,7 +190,7 @@ int MPI_Recv(void *buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm c
 	if (!sc_multi) {
 		uint64_t seq = ++sc_seq;
 		int rc = PMPI_Recv(buf, count, dt, src, tag, comm, s);
-		if (rc == MPI_SUCCESS) sc_arrived(buf, count, dt, comm, seq, s, SC_CALL_RECV);
+		if (rc == MPI_SUCCESS) sc_arrived(buf, count, dt, comm, seq, s, SC_CALL_RECV, "MPI_Recv");
 		return rc;
 	}
 	// Posted under the lock, so that the posting order the library
@@ -201,7 +201,7 @@ int MPI_Recv(void *buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm c
 	sc_req *e = rc == MPI_SUCCESS ? sc_req_new(r, SC_REQ_RECV) : NULL;
 	if (e) {
 		e->buf = buf; e->count = count; e->dt = dt;
-		e->peer = src; e->tag = tag; e->comm = comm; e->call = SC_CALL_RECV;
+		e->peer = src; e->tag = tag; e->comm = comm; e->call = SC_CALL_RECV; e->name = "MPI_Recv";
 		e->active = 1;
 		e->seq = ++sc_seq;
 		sc_pending_add(e);
@@ -230,7 +230,7 @@ int MPI_Sendrecv(const void *sbuf, int scount, MPI_Datatype sdt, int dest, int s
 		MPI_Status tmp;
 		MPI_Status *s = st == MPI_STATUS_IGNORE ? &tmp : st;
 		rc = PMPI_Sendrecv(sbuf, scount, sdt, dest, stag, rbuf, rcount, rdt, src, rtag, comm, s);
-		if (rc == MPI_SUCCESS && src != MPI_PROC_NULL) sc_arrived(rbuf, rcount, rdt, comm, seq, s, SC_CALL_SENDRECV);
+		if (rc == MPI_SUCCESS && src != MPI_PROC_NULL) sc_arrived(rbuf, rcount, rdt, comm, seq, s, SC_CALL_SENDRECV, "MPI_Sendrecv");
 		return rc;
 	}
 	rc = MPI_Irecv(rbuf, rcount, rdt, src, rtag, comm, &rs[0]);
@@ -257,7 +257,7 @@ int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype dt, int dest, int st
 	int rc = PMPI_Sendrecv_replace(buf, count, dt, dest, stag, src, rtag, comm, s);
 	if (rc == MPI_SUCCESS && src != MPI_PROC_NULL) {
 		SC_LOCK();
-		sc_arrived(buf, count, dt, comm, seq, s, SC_CALL_SENDRECV);
+		sc_arrived(buf, count, dt, comm, seq, s, SC_CALL_SENDRECV, "MPI_Sendrecv_replace");
 		SC_UNLOCK();
 	}
 	return rc;
@@ -323,7 +323,7 @@ int MPI_Mrecv(void *buf, int count, MPI_Datatype dt, MPI_Message *m, MPI_Status 
 	int rc = PMPI_Mrecv(buf, count, dt, m, s);
 	if (rc == MPI_SUCCESS) {
 		SC_LOCK();
-		sc_arrived(buf, count, dt, mm.comm, mm.seq, s, SC_CALL_RECV);
+		sc_arrived(buf, count, dt, mm.comm, mm.seq, s, SC_CALL_RECV, "MPI_Mrecv");
 		SC_UNLOCK();
 	}
 	return rc;
@@ -339,7 +339,7 @@ int MPI_Imrecv(void *buf, int count, MPI_Datatype dt, MPI_Message *m, MPI_Reques
 		sc_req *e = sc_req_new(*r, SC_REQ_RECV);
 		if (e) {
 			e->buf = buf; e->count = count; e->dt = dt;
-			e->peer = mm.src; e->tag = mm.tag; e->comm = mm.comm; e->call = SC_CALL_RECV;
+			e->peer = mm.src; e->tag = mm.tag; e->comm = mm.comm; e->call = SC_CALL_RECV; e->name = "MPI_Imrecv";
 			e->active = 1;
 			e->seq = mm.seq;
 			sc_pending_add(e);

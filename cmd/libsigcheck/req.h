@@ -30,7 +30,8 @@ void sc_req_drop(sc_req *e);
 int sc_req_any(void);
 void sc_pending_add(sc_req *e);
 void sc_pending_remove(sc_req *e);
-void sc_arrived(void *buf, int count, MPI_Datatype dt, MPI_Comm comm, uint64_t seq, const MPI_Status *st, int call);
+void sc_arrived(void *buf, int count, MPI_Datatype dt, MPI_Comm comm, uint64_t seq, const MPI_Status *st, int call,
+		const char *name);
 void sc_completed(sc_req *e, MPI_Status *st);
 void sc_coll_finish(sc_req *e);
 int sc_coll_ready(sc_req *e);
