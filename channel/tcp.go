@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/sigcheck/sigcheck/internal/wire"
@@ -80,7 +81,10 @@ func (cfg *TCPConfig) check() error {
 // and accepts those above, every connection authenticated, until all
 // Size-1 links are up. It returns when they are, or with the context
 // (ranks other than 0 retry rank 0 until it listens: a launcher starts
-// them in any order). The context bounds the joining only.
+// them in any order). The context bounds the joining only: an accept
+// that fails for want of file descriptors is tried again, backing off,
+// until it is done, and a rank runs at most maxHandshakes (64)
+// handshakes at once (acceptRanks).
 func ConnectTCP(ctx context.Context, cfg TCPConfig) (*Endpoint, error) {
 	if err := cfg.check(); err != nil {
 		return nil, err
@@ -238,14 +242,37 @@ type joined struct {
 	link []byte // the link secret of its handshake
 }
 
+// maxHandshakes caps the handshakes acceptRanks runs at once. Each holds
+// a connection (a file descriptor) and a goroutine until it ends or its
+// deadline (HandshakeTimeout) cuts it off; without a cap, anyone who can
+// connect could make a rank hold as many as they open. Past the cap the
+// listener is not read: the connections wait in the kernel's backlog, so
+// a job that forms beside more silent strangers than this waits for
+// their deadlines, rather than a rank running out of descriptors. In a
+// job of more than 65 ranks, rank 0 takes its ranks' handshakes 64 at a
+// time, each a few round trips on a fresh link.
+const maxHandshakes = 64
+
+// Accept's backoff on a temporary error (acceptable), as net/http's
+// Server.Serve: from acceptBackoffMin, doubling up to acceptBackoffMax.
+const (
+	acceptBackoffMin = 5 * time.Millisecond
+	acceptBackoffMax = time.Second
+)
+
 // acceptRanks accepts connections on ln until want distinct ranks have
 // passed shake (the handshake, each on its own goroutine and deadline, so
-// that a silent stranger holds nothing up). Strangers, failed handshakes
-// and second claims to a rank are dropped and do not count. It closes ln.
+// that a silent stranger holds nothing up; at most maxHandshakes at
+// once). Strangers, failed handshakes and second claims to a rank are
+// dropped and do not count. An accept that fails for want of a resource
+// (descriptors, as a local user who opens enough connections can make
+// it) or times out is tried again after a pause (acceptable) until ctx
+// is done; any other accept error ends the joining. It closes ln.
 func (t *tcpTx) acceptRanks(ctx context.Context, ln net.Listener, want int, shake func(net.Conn) (joined, error)) (map[int]joined, error) {
 	done := make(chan struct{})
 	conns := make(chan net.Conn)
 	results := make(chan joined)
+	slots := make(chan struct{}, maxHandshakes) // a token per handshake under way
 	var wg sync.WaitGroup
 	joins := map[int]joined{}
 	// Handshakes still under way when the job is formed are strangers'
@@ -263,17 +290,49 @@ func (t *tcpTx) acceptRanks(ctx context.Context, ln net.Listener, want int, shak
 		mu.Unlock()
 		wg.Wait()
 	}()
+	// The accept loop's last error: why it stopped (read once conns is
+	// closed), or the temporary one it is waiting out.
+	var acceptMu sync.Mutex
+	var acceptErr error
+	lastErr := func() error {
+		acceptMu.Lock()
+		defer acceptMu.Unlock()
+		return acceptErr
+	}
 	wg.Go(func() {
 		defer close(conns)
+		var pause time.Duration
 		for {
-			c, err := ln.Accept()
-			if err != nil {
+			select {
+			case slots <- struct{}{}:
+			case <-done:
 				return
 			}
+			c, err := ln.Accept()
+			if err != nil {
+				<-slots
+				acceptMu.Lock()
+				acceptErr = err
+				acceptMu.Unlock()
+				if !acceptable(err) {
+					return
+				}
+				pause = min(max(2*pause, acceptBackoffMin), acceptBackoffMax)
+				tm := time.NewTimer(pause)
+				select {
+				case <-tm.C:
+				case <-done: // ctx done, or the job formed
+					tm.Stop()
+					return
+				}
+				continue
+			}
+			pause = 0
 			select {
 			case conns <- c:
 			case <-done:
 				c.Close()
+				<-slots
 				return
 			}
 		}
@@ -288,7 +347,7 @@ func (t *tcpTx) acceptRanks(ctx context.Context, ln net.Listener, want int, shak
 		select {
 		case c, ok := <-conns:
 			if !ok {
-				return fail(fmt.Errorf("%d of %d ranks missing: listener closed", want-len(joins), want))
+				return fail(fmt.Errorf("%d of %d ranks missing: accepting: %w", want-len(joins), want, lastErr()))
 			}
 			mu.Lock()
 			shaking[c] = true
@@ -299,6 +358,7 @@ func (t *tcpTx) acceptRanks(ctx context.Context, ln net.Listener, want int, shak
 				mu.Lock()
 				delete(shaking, c)
 				mu.Unlock()
+				<-slots
 				if err != nil {
 					c.Close()
 					return
@@ -317,10 +377,25 @@ func (t *tcpTx) acceptRanks(ctx context.Context, ln net.Listener, want int, shak
 			}
 			joins[j.rank] = j
 		case <-ctx.Done():
-			return fail(fmt.Errorf("%d of %d ranks missing: %w", want-len(joins), want, ctx.Err()))
+			err := fmt.Errorf("%d of %d ranks missing: %w", want-len(joins), want, ctx.Err())
+			if aerr := lastErr(); aerr != nil {
+				err = fmt.Errorf("%w (last accept error: %w)", err, aerr)
+			}
+			return fail(err)
 		}
 	}
 	return joins, nil
+}
+
+// acceptable reports whether an Accept error is worth waiting out: the
+// process or the system is out of descriptors (EMFILE, ENFILE), a
+// connection was reset before it was taken (ECONNABORTED), or a deadline
+// passed. The listener is otherwise broken, or closed.
+func acceptable(err error) bool {
+	if ne, ok := errors.AsType[net.Error](err); ok && ne.Timeout() {
+		return true
+	}
+	return errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) || errors.Is(err, syscall.ECONNABORTED)
 }
 
 // dialRetry dials addr until it answers or ctx is done: a launcher
