@@ -9,8 +9,8 @@
 // and return one; collectives (Barrier, Bcast, Gather, Allgather) work on
 // any Comm.
 //
-// Messages are cut into frames of at most MaxFrame bytes (frame.go gives
-// the wire format). A receive posted before its message gets the bytes
+// Messages are cut into frames of at most MaxFrame bytes (the frame's
+// header and the other byte formats are internal/wire's). A receive posted before its message gets the bytes
 // written straight into its buffer; a message that comes first waits in a
 // buffer of its own, grown as its bytes arrive. Sends are eager: they
 // return once the message is handed to the transport, so two ranks that

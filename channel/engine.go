@@ -158,25 +158,6 @@ type recvReq struct {
 	wake     atomic.Pointer[func()] // cuts short the wait of the goroutine reading for it (progresser)
 }
 
-// newEngine returns a rank's engine. inline says that the transport
-// never blocks on a write (it is in process): control frames then go out
-// from the goroutine that made them, once it holds no lock, instead of
-// waiting for the control goroutine to wake up — the difference between
-// a protected small message taking 2 and 10 µs in process.
-func newEngine(rank, size int, inline bool) *engine {
-	e := &engine{rank: rank, size: size, started: started, limit: DefaultHeldLimit, probe: DefaultProbe}
-	e.init(inline)
-	return e
-}
-
-// started is the started channel of engines set up at once.
-var started = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
-
-func (e *engine) init(inline bool) {
-	e.initState()
-	e.ctl = newCtlQueue(e, inline)
-}
-
 // initState makes the engine's tables: before its transport is opened,
 // so that a transport may report a peer lost (Frames.Lost) from the
 // start.

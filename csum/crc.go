@@ -1,7 +1,6 @@
 package csum
 
 import (
-	"hash/crc32"
 	"hash/crc64"
 
 	"github.com/zeebo/xxh3"
@@ -25,10 +24,7 @@ var crc32cAlg = &Algorithm{
 	align:   1,
 }
 
-var (
-	castagnoli = crc32.MakeTable(crc32.Castagnoli)
-	crc32cMath = mustCRC(gf.NewCRC(32, 0x1EDC6F41, 0xFFFFFFFF, 0xFFFFFFFF, true))
-)
+var crc32cMath = mustCRC(gf.NewCRC(32, 0x1EDC6F41, 0xFFFFFFFF, 0xFFFFFFFF, true))
 
 // CRC-64/XZ (the ECMA-182 polynomial, reflected, init and xorout all ones;
 // check value 0x995DC9BBDF1939FA) from hash/crc64 with its ECMA table: what
