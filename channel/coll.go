@@ -146,8 +146,8 @@ func binomialBcast(ctx context.Context, c Comm, seq uint32, root int, buf []byte
 			if err := recvExact(ctx, c, (r-mask+p)%p, tag, buf); err != nil {
 				return err
 			}
-			if corruptHook != nil {
-				corruptHook(c, buf)
+			if testHookCorrupt != nil {
+				testHookCorrupt(c, buf)
 			}
 			break
 		}
@@ -270,8 +270,8 @@ func ringAllgather(ctx context.Context, c Comm, seq uint32, send, recv []byte) e
 		if err := sendRecv(ctx, c, right, recv[out*n:(out+1)*n], left, recv[in*n:(in+1)*n], tag); err != nil {
 			return err
 		}
-		if corruptHook != nil {
-			corruptHook(c, recv[in*n:(in+1)*n])
+		if testHookCorrupt != nil {
+			testHookCorrupt(c, recv[in*n:(in+1)*n])
 		}
 	}
 	return nil
@@ -301,8 +301,8 @@ func bruckAllgather(ctx context.Context, c Comm, seq uint32, send, recv []byte) 
 		if err := sendRecv(ctx, c, (r-k+p)%p, tmp[:cnt*n], (r+k)%p, tmp[k*n:(k+cnt)*n], tag); err != nil {
 			return err
 		}
-		if corruptHook != nil {
-			corruptHook(c, tmp[k*n:(k+cnt)*n])
+		if testHookCorrupt != nil {
+			testHookCorrupt(c, tmp[k*n:(k+cnt)*n])
 		}
 	}
 	for i := range p {

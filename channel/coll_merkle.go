@@ -17,9 +17,9 @@ import (
 // as the reference library does with rank 0's receive buffer. Only the
 // ranks that need a repair get one, from the owner, all at once.
 
-// corruptHook, in tests, damages a block a rank has just received from a
-// collective (in memory, where no wire check sees it).
-var corruptHook func(c Comm, b []byte)
+// testHookCorrupt, if set (tests), damages a block a rank has just
+// received from a collective (in memory, where no wire check sees it).
+var testHookCorrupt func(c Comm, b []byte)
 
 func (l *layer) treeOpts() []tree.Option {
 	return append(l.p.treeOpts[:len(l.p.treeOpts):len(l.p.treeOpts)], tree.Workers(1))

@@ -44,8 +44,9 @@ type ctlQueue struct {
 	heldTimer *time.Timer  // releases them if nothing else has within holdWait
 	heldArmed bool
 	heldBy    time.Time     // when the armed timer fires
-	holdSync  time.Duration // holdWaitSync (tests lengthen it)
 	rode      atomic.Uint64 // held verdicts that went in the write of another frame
+	// testHookHoldSync, if not 0 (tests), replaces holdWaitSync.
+	testHookHoldSync time.Duration
 }
 
 // trySender is a Transport that can send a frame now if it can do so
@@ -69,7 +70,7 @@ func newCtlFrame(dst int, h wire.Header, payload []byte) ctlFrame {
 }
 
 func newCtlQueue(e *engine, inline bool) *ctlQueue {
-	c := &ctlQueue{e: e, inline: inline, wake: make(chan struct{}, 1), stopped: make(chan struct{}), holdSync: holdWaitSync}
+	c := &ctlQueue{e: e, inline: inline, wake: make(chan struct{}, 1), stopped: make(chan struct{})}
 	if !inline {
 		go c.run()
 	}
@@ -283,7 +284,10 @@ func (c *ctlQueue) hold(dst int, h wire.Header, payload []byte) {
 	c.mu.Lock()
 	wait := holdWait
 	if h.Total > EagerLimit {
-		wait = c.holdSync
+		wait = holdWaitSync
+		if c.testHookHoldSync != 0 {
+			wait = c.testHookHoldSync
+		}
 	}
 	c.held = append(c.held, f)
 	c.heldN.Store(int32(len(c.held)))

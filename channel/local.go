@@ -192,11 +192,11 @@ type localNet struct {
 	eps    []*Endpoint
 	txs    []*localTx
 	secret []byte // the job's, made by NewLocal: the root of its link secrets
-	// syncGap, if set (tests), runs between a receiver's verifying a
-	// message as its Send delivers it and that Send's handing the OK to
-	// its sender's engine (localTx.Send; handoff) or returning it to the
-	// send (sendSync).
-	syncGap func(handoff bool)
+	// testHookSyncGap, if set (tests), runs between a receiver's
+	// verifying a message as its Send delivers it and that Send's handing
+	// the OK to its sender's engine (localTx.Send; handoff) or returning
+	// it to the send (sendSync).
+	testHookSyncGap func(handoff bool)
 }
 
 type localTx struct {
@@ -273,8 +273,8 @@ func (t *localTx) deliver(ctx context.Context, dst int, h wire.Header, payload [
 	} else {
 		err = peer.arrive(t.rank, h, fill)
 	}
-	if verified && t.net.syncGap != nil {
-		t.net.syncGap(handoff)
+	if verified && t.net.testHookSyncGap != nil {
+		t.net.testHookSyncGap(handoff)
 	}
 	if verified && handoff { // before any error: the receiver's Close waits for it
 		// The receiver's OK, as control would hand it over (arriveControl

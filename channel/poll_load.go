@@ -34,18 +34,19 @@ const (
 	holdMax    = time.Second
 )
 
-// Readers poll only while this process has one TCP rank (ranksHere):
-// ranks that share a process share its processors (GOMAXPROCS), and a
-// rank's poll takes the processor the other rank's goroutine needs to
-// answer it. In one process, two ranks over loopback took 40 µs a 1 B
-// one-way polling, against 4 µs asleep (BenchmarkProtectionOverhead/
-// transport=tcp). MPI's model — one rank a process, a core each — is
-// where polling pays. pollShared lets the tests poll anyway.
-var pollShared bool
+// testHookPollShared, if set (tests), lets readers poll in a process of
+// several TCP ranks (pollAlone).
+var testHookPollShared bool
 
 // pollAlone reports whether readers may poll, as far as this process's
-// ranks go.
-func pollAlone() bool { return pollShared || ranksHere.Load() <= 1 }
+// ranks go. Readers poll only while this process has one TCP rank
+// (ranksHere): ranks that share a process share its processors
+// (GOMAXPROCS), and a rank's poll takes the processor the other rank's
+// goroutine needs to answer it. In one process, two ranks over loopback
+// took 40 µs a 1 B one-way polling, against 4 µs asleep
+// (BenchmarkProtectionOverhead/transport=tcp). MPI's model — one rank a
+// process, a core each — is where polling pays.
+func pollAlone() bool { return testHookPollShared || ranksHere.Load() <= 1 }
 
 var pollHold struct {
 	until atomic.Int64 // no polling until then (UnixNano)

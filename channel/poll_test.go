@@ -16,9 +16,9 @@ import (
 // withPolling turns the polling of links' readers on (at its longest,
 // 1 ms, and with several ranks in the process) until the test ends.
 func withPolling(t *testing.T) {
-	old, oldShared := pollMax, pollShared
-	pollMax, pollShared = time.Millisecond, true // the ranks of these tests share the process
-	t.Cleanup(func() { pollMax, pollShared = old, oldShared })
+	old, oldShared := pollMax, testHookPollShared
+	pollMax, testHookPollShared = time.Millisecond, true // the ranks of these tests share the process
+	t.Cleanup(func() { pollMax, testHookPollShared = old, oldShared })
 }
 
 // TestPollYields: the polling reader gives the CPU back. Two ranks in

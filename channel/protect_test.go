@@ -258,13 +258,13 @@ func TestBrokenFrames(t *testing.T) {
 // the wire checks): the end-to-end checks of a Merkle layer's collectives
 // catch it against the owner's root and repair only that rank.
 func TestEndToEndCollectives(t *testing.T) {
-	defer func() { corruptHook = nil }()
+	defer func() { testHookCorrupt = nil }()
 	for _, size := range []int{5000, 400_000} { // Bruck and ring all-gathers
 		eps, _ := NewLocal(5)
 		c := protCase{P: 5, Size: size, Mode: 1, Seg: 1000}
 		comms := c.protect(t, eps)
 		var once sync.Once
-		corruptHook = func(cm Comm, b []byte) {
+		testHookCorrupt = func(cm Comm, b []byte) {
 			if cm.Rank() == 2 && len(b) > 10 {
 				once.Do(func() { b[len(b)/2] ^= 0x40 })
 			}

@@ -78,7 +78,7 @@ func syncVerdictRun(merkle bool, fault int, picks []uint8, sizes []int) (Stats, 
 		}
 	}()
 	var direct [2]atomic.Uint64
-	eps[1].e.tx.(*localTx).net.syncGap = func(handoff bool) { // the receiver's transport is a plain localTx
+	eps[1].e.tx.(*localTx).net.testHookSyncGap = func(handoff bool) { // the receiver's transport is a plain localTx
 		if handoff {
 			direct[1].Add(1)
 		} else {
@@ -169,7 +169,7 @@ func TestSyncVerdictBeforeClose(t *testing.T) {
 			t.Fatal(err)
 		}
 		var direct, handedOff atomic.Uint64
-		eps[1].e.tx.(*localTx).net.syncGap = func(handoff bool) {
+		eps[1].e.tx.(*localTx).net.testHookSyncGap = func(handoff bool) {
 			direct.Add(1)
 			if handoff {
 				handedOff.Add(1)

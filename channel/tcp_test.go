@@ -486,7 +486,7 @@ func TestHeldVerdictsLarge(t *testing.T) {
 	// processor): half is what is asked, where a broken hold gives none.
 	c1 := eps[1].e.ctl
 	c1.mu.Lock()
-	c1.holdSync = 10 * time.Second
+	c1.testHookHoldSync = 10 * time.Second
 	c1.mu.Unlock()
 	err := spmd(t, comms, func(ctx context.Context, c Comm) error {
 		peer := 1 - c.Rank()
@@ -515,7 +515,7 @@ func TestHeldVerdictsLarge(t *testing.T) {
 		t.Errorf("%d of rank 1's %d verdicts went with its replies", n, rounds)
 	}
 	c1.mu.Lock()
-	c1.holdSync = holdWaitSync
+	c1.testHookHoldSync = 0 // holdWaitSync
 	c1.mu.Unlock()
 
 	done := make(chan error, 1)

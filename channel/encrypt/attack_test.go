@@ -62,7 +62,7 @@ func runAttack(t *testing.T, p, n int, alg Algorithm, calls int, hook func(w *wi
 			return nil
 		}
 		return []Option{func(o *options) {
-			o.wire = func(c channel.Comm) channel.Comm { w.Comm = c; return w }
+			o.testHookWire = func(c channel.Comm) channel.Comm { w.Comm = c; return w }
 		}}
 	})
 	w.hook = hook

@@ -73,8 +73,8 @@ func equalFold(a, b string) bool {
 type Option func(*options)
 
 type options struct {
-	model *Model
-	wire  func(channel.Comm) channel.Comm // tests: an adversary on the wire
+	model        *Model
+	testHookWire func(channel.Comm) channel.Comm // tests: an adversary on the wire
 }
 
 // WithModel adds m's predicted time to the counts of every all-gather
@@ -139,8 +139,8 @@ func New(ctx context.Context, c channel.Comm, keys KeySource, lay Layout, node *
 		o(&g.opt)
 	}
 	g.c = channel.Dup(c)
-	if g.opt.wire != nil {
-		g.c = g.opt.wire(g.c)
+	if g.opt.testHookWire != nil {
+		g.c = g.opt.testHookWire(g.c)
 	}
 	if err := g.setup(ctx); err != nil {
 		return nil, err
