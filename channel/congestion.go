@@ -6,13 +6,13 @@ import "net"
 // systems (this project's test machine among them), paces what a
 // connection sends at the rate it has estimated; on a link of a few
 // microseconds a ping-pong's bursts leave that estimate wrong for the
-// connection's whole life. Over loopback, one launch in two to eight of
-// sigcheck run -m 1M:1M latency ran its round trips at about 280 µs
-// one-way instead of 100, and stayed there; with Reno or CUBIC, 16
-// launches of 16 ran at 98–104. (Measured after the pieces of
-// writePiece; before them every launch ran at 205–304.) Protected
-// bandwidth rose too: at 1 MiB checksum and Merkle went from 0.84–0.96
-// of unprotected to 0.94–0.98 (3 alternating runs).
+// connection's whole life. Over loopback, some launches of sigcheck run
+// -m 1M:1M latency ran their round trips at several times the one-way
+// time of the others, and stayed there; with Reno or CUBIC every launch
+// ran at the pace of the fast ones, and protected bandwidth at 1 MiB
+// came closer to unprotected. The spread is between launches, so one
+// benchmark run does not show it: scripts/tcp-latency.sh, whose rows are
+// launches of their own, RUNS of each, does.
 //
 // So a link between two addresses of one host — its traffic never
 // leaves the machine, and never loses a packet to congestion — uses

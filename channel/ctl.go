@@ -250,17 +250,17 @@ func (c *ctlQueue) stop() { c.once.Do(func() { close(c.stopped) }) }
 // over a transport that writes several frames in one call (batchSender:
 // TCP): it is held, and goes out in the same write as the next frame
 // this rank sends to that peer — in a ping-pong, the reply (engine.frame
-// takes it). Written on its own it cost the receiver a system call
-// (about 2 µs over loopback) between verifying the message and sending
-// the reply, and the sender a second read: a third of a protected 1 B
-// one-way's cost once links' readers poll.
+// takes it). Written on its own it costs the receiver a system call
+// between verifying the message and sending the reply, and the sender a
+// second read: a large share of a protected 1 B one-way once links'
+// readers poll (BenchmarkProtectionOverhead/transport=tcp/size=1B).
 //
 // A larger message's OK is held too, though its sender waits for it:
 // in a ping-pong of 1 MiB, written on its own just before the reply, it
-// woke the sender twice (the verdict, then the reply): a protected
-// one-way took 318–342 µs (p50, 4 alternating runs) against 271–294
-// riding with the reply (unprotected: 234–273). Its sender waits at
-// most holdWaitSync for it more than before.
+// woke the sender twice (the verdict, then the reply), where riding with
+// the reply it wakes it once (BenchmarkProtectionOverhead/transport=tcp/
+// size=1MiB). Its sender waits at most holdWaitSync for it more than
+// before.
 //
 // A held verdict is released — sent on its own — as soon as this rank
 // waits for anything (a receive, a protected send's verdict, Flush:

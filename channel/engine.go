@@ -77,9 +77,10 @@ type engine struct {
 // inflightSet holds the messages not yet whole (or not yet verified) by
 // source and id: a map per source, keyed by the id alone. Keyed by the
 // pair (msgKey), every lookup hashed 16 bytes (memhash128), two or three
-// per message; with 64-bit keys the maps take their fast path, and a
-// 1-byte round trip in process, unprotected, went from 954 to 892 ns
-// (BenchmarkLatency). A source's map is made with its first message.
+// per message; with 64-bit keys the maps take their fast path, which
+// shows in a 1-byte round trip in process (BenchmarkLatency/
+// transport=local/size=1B/protect=none). A source's map is made with its
+// first message.
 type inflightSet []map[uint64]*message
 
 func (s inflightSet) get(src int, id uint64) *message { return s[src][id] }
@@ -233,8 +234,9 @@ func (e *engine) arrive(src int, h wire.Header, fill func([]byte) error) error {
 // it once the OK is in. (This rank's Close, which takes the lock first,
 // waits for it: its Recv may have returned meanwhile.) The verdict's way
 // through the control queue and back into the sender's engine (push,
-// flush, the frame's check) cost 200 ns of a 1-byte checksummed round
-// trip's 1550 in process.
+// flush, the frame's check) was a noticeable share of a 1-byte
+// checksummed round trip in process (BenchmarkProtectionOverhead/
+// transport=local/size=1B).
 func (e *engine) arriveSync(src int, h wire.Header, fill func([]byte) error, inHand *atomic.Int32) (verified bool, err error) {
 	sc := syncCall{inHand: inHand}
 	err = e.arriveFrom(src, h, fill, &sc)
@@ -1025,10 +1027,10 @@ type batchSender interface {
 
 // maxBatch bounds the bytes of the frames sendBatched hands the
 // transport at once: one write's piece (writePiece), so that the sender
-// hashes the next batch while the receiver copies out this one. In
-// batches of 2 MiB (a 1 MiB message hashed whole, then written), a 1 MiB
-// checksummed ping-pong over TCP took 244 µs one-way against 184 in
-// batches of 256 KiB (p50, medians of 5 alternating runs).
+// hashes the next batch while the receiver copies out this one; in
+// larger batches a 1 MiB message would be hashed whole before any of it
+// was written (BenchmarkProtectionOverhead/transport=tcp/size=1MiB,
+// checksum/none).
 const maxBatch = writePiece
 
 // sendBatched is sendData over a batchSender: the frames of a message go

@@ -309,8 +309,9 @@ func (t *localTx) direct(peer *engine) bool {
 // stands between the ranks: the engine's transport is this localTx
 // itself, with no Injector or wrapper, so the frame cannot be damaged or
 // lost on its way, and checking it, reading its payload into a lent
-// buffer and the frame's dispatch (Send, arrive) cost a 1-byte protected
-// round trip in process 90 ns of its 1.6 µs: two verdicts. A frame of a
+// buffer and the frame's dispatch (Send, arrive) are spared twice in a
+// 1-byte protected round trip in process, once a verdict
+// (BenchmarkProtectionOverhead/transport=local/size=1B). A frame of a
 // context whose frames the peer parks goes as a frame, behind them.
 func (t *localTx) control(f ctlFrame) {
 	peer := t.net.eps[f.dst].e

@@ -9,21 +9,20 @@ import (
 )
 
 // A polling reader that finds a gap of more than preemptGap between two
-// of its polls (each a system call and a yield: a microsecond or two)
+// of its polls (each a system call and a yield, far shorter than that)
 // has had its thread taken away by the kernel: the machine has more
 // runnable threads than cores, and the core this reader spins on is one
 // another task — the peer rank, perhaps — wants. Readers of this process
 // then do not poll for a while (busy): holdMin, doubled each time it
 // happens again within a hold of the last, up to holdMax.
 //
-// On an idle machine such gaps are rare: in a 2-process ping-pong of
-// 4000 round trips, none of more than 250 µs (a few of 50–250, which is
-// why the gap is not shorter). Beside two busy processes on 2 cores
-// polling still costs at times, since a reader can spin its 200 µs while
-// the peer waits for a core without being preempted itself: in runs of
-// 3, 64 KiB one-way took 75 µs polling against 32 blocking, and 1 B
-// 23 against 17; in others (scripts/tcp-latency.sh with LOAD=2) the two
-// were within each other's noise. Such a machine is better served with
+// On an idle machine a 2-process ping-pong's polls were never that far
+// apart, though a few came close, which is why the gap is not shorter.
+// Beside busy processes polling still costs at times, since a reader can
+// spin its pollMax while the peer waits for a core without being
+// preempted itself: scripts/tcp-latency.sh with LOAD=2 measures it (its
+// sigcheck and block rows), and has shown polling behind in some runs
+// and within the noise in others. Such a machine is better served with
 // SIGCHECK_POLL=0, as Open MPI is with mpi_yield_when_idle. (Neither the
 // machine's count of runnable threads, /proc/loadavg, nor the process's
 // count of involuntary context switches told an idle machine from a
@@ -42,10 +41,10 @@ var testHookPollShared bool
 // ranks go. Readers poll only while this process has one TCP rank
 // (ranksHere): ranks that share a process share its processors
 // (GOMAXPROCS), and a rank's poll takes the processor the other rank's
-// goroutine needs to answer it. In one process, two ranks over loopback
-// took 40 µs a 1 B one-way polling, against 4 µs asleep
-// (BenchmarkProtectionOverhead/transport=tcp). MPI's model — one rank a
-// process, a core each — is where polling pays.
+// goroutine needs to answer it: in one process, two ranks over loopback
+// that polled took several times as long a 1 B one-way as two asleep
+// (BenchmarkLatency/transport=tcp runs two in one process, asleep). MPI's
+// model — one rank a process, a core each — is where polling pays.
 func pollAlone() bool { return testHookPollShared || ranksHere.Load() <= 1 }
 
 var pollHold struct {

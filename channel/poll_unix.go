@@ -17,11 +17,12 @@ import (
 // it (a duration, at most 1 ms; 0 turns polling off).
 //
 // Why poll: a thread asleep in epoll_wait must be woken by the peer's
-// write, and on the 2-core virtual machine this was measured on, that
-// wake-up cost the writer 15–50 µs inside its write system call, against
-// 1–2 µs when the reader was awake. sigcheck run -transport tcp latency,
-// 1 B one-way, 5 runs each, medians: unprotected 6.8 µs blocking, 4.7
-// polling; checksum 18.2 and 9.1 (C Open MPI: 3.6).
+// write, and the writer pays for that wake-up inside its write system
+// call: many times what the write costs when the reader is awake, and on
+// a small machine most of a small message's latency.
+// scripts/tcp-latency.sh measures what polling gains: its sigcheck and
+// block rows are the same runs with polling on and off
+// (SIGCHECK_POLL=0), beside C Open MPI's.
 //
 // How it is bounded: a reader polls for at most pollMax a wait, and
 // yields to the runtime's other goroutines between polls (so a rank's

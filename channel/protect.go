@@ -560,11 +560,12 @@ const (
 // merkleChunk is the payload of a Merkle message's frames: as many whole
 // segments as a frame holds, or over a transport that writes in pieces
 // (pieced: a batchSender, TCP) as a piece holds (writePiece). Each frame
-// is hashed while the receiver copies out another (transmit): a 1 MiB
-// Merkle ping-pong over TCP took 248 µs one-way in frames of 1 MiB (the
-// root computed first, then the frame written) against 194 µs in frames
-// of 256 KiB (p50, medians of 5 alternating runs). In process, 256 KiB
-// frames measured no faster.
+// is hashed while the receiver copies out another (transmit), so that a
+// large message's hashing overlaps its transfer, where in one frame of
+// MaxFrame the root would be computed before any byte was written
+// (BenchmarkProtectionOverhead/transport=tcp/size=1MiB measures Merkle
+// over unprotected). In process, where the receiver's copy is the write,
+// smaller frames gain nothing.
 func merkleChunk(seg int, pieced bool) int {
 	n := MaxFrame
 	if pieced {
@@ -907,11 +908,11 @@ func fold(v csum.Value) uint64 { return v.Lo ^ v.Hi }
 // into the tree once it is written (when the next frame is to go, and
 // after the last), while the receiver copies it out: over TCP, one frame
 // a write (merkleChunk), the first frame leaves at once and the last
-// one's hashing hides behind its copy at the receiver, and a 1 MiB
-// Merkle ping-pong went from 137 to 131 µs one-way this way (p50,
-// medians of 6 alternating launches; unprotected 100). (Where several
-// frames go in one write, or in process, where the receiver's copy is
-// the write, the order changes nothing.)
+// one's hashing hides behind its copy at the receiver: only the last
+// frame's hashing is left on a large message's way
+// (BenchmarkProtectionOverhead/transport=tcp/size=1MiB, merkle/none).
+// (Where several frames go in one write, or in process, where the
+// receiver's copy is the write, the order changes nothing.)
 func (s *sender) transmit(ctx context.Context) error {
 	h := s.h
 	switch s.p.mode {

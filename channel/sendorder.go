@@ -20,8 +20,9 @@ import (
 // receiver matches them in their send order (order.go); one that came
 // ahead of its turn waited in a buffer of its own, allocated for it,
 // and was copied into its receive later. With 16 Isends of 1 MiB in
-// flight, most were: in order, a checksummed 1 MiB bw run went from 2464
-// to 2975 MB/s.
+// flight most were, and the allocations and copies took a good part of
+// the window's bandwidth (BenchmarkBandwidth's size=1MiB/protect=checksum
+// runs such a window).
 //
 // A blocking send with no send posted before it still to write — the
 // usual case — takes no ticket at all (turnFor): two atomic loads. The

@@ -139,9 +139,10 @@ const maxTryIov = 64
 // burst of small frames costs one system call. It is small because what
 // a header's read takes of a large payload is copied twice (socket to
 // buffer to destination); the rest of the payload goes straight from the
-// socket into its destination. At 64 KiB it was: a 64 KiB ping-pong,
-// 5 runs alternately, went from 14.4 to 13.6 µs one-way unprotected and
-// 18.5 to 17.7 under checksums.
+// socket into its destination. At 64 KiB, a 64 KiB message's payload
+// was mostly copied twice, and its ping-pong was measurably slower,
+// unprotected and under checksums (BenchmarkLatency/transport=tcp/
+// size=64KiB).
 const headerBuf = 16 << 10
 
 type tcpConn struct {
@@ -573,24 +574,24 @@ func (t *tcpTx) Send(ctx context.Context, dst int, h wire.Header, payload []byte
 // (or once half the peer's window waits): over loopback, a 1 MiB frame
 // written in one writev was all copied into the socket before the
 // receiver could start to copy any of it out. In calls of 256 KiB the
-// receiver copies out each piece while the sender copies in the next:
-// the unprotected 1 MiB ping-pong between two processes (sigcheck run,
-// p50 one-way, 10 alternating runs) went from 211–262 µs to 102–119 in 7
-// runs of 10 (170–266 in the others, BBR's pacing: congestion.go; C Open
-// MPI, which writes fragments of 128 KiB after a first one of 64 KiB:
-// 127). A plain C ping-pong over sockets of the same buffers, spinning
-// on non-blocking reads, shows the same: 177–258 µs in one write, 95–98
-// in pieces of 256 KiB, 137–301 in pieces of 64 KiB (more calls, more
-// wake-ups).
+// receiver copies out each piece while the sender copies in the next,
+// and a large message arrives much sooner (C Open MPI writes fragments
+// of 128 KiB after a first one of 64 KiB, for the same reason); smaller
+// pieces cost more calls and more wake-ups than they gain. A plain C
+// ping-pong over sockets of the same buffers, spinning on non-blocking
+// reads, behaves the same. scripts/tcp-latency.sh measures the 1 MiB
+// ping-pong between processes beside C Open MPI's, and
+// BenchmarkLatency/transport=tcp/size=1MiB in one process.
 const writePiece = 256 << 10
 
 // write writes tc.bufs (under wmu) under ctx: in pieces of at most
 // writePiece bytes, each tried without waiting, while the socket takes
 // them whole; once it does not — it is full: the receiver is behind and
-// has plenty to copy, and pieces would only cost calls (5–8 % of the
-// bandwidth of a stream of 1 MiB messages) — the rest goes in one write
-// that waits for the socket, under a watch of ctx (watch allocates: a
-// frame the socket takes at once, a small one mostly, needs none).
+// has plenty to copy, and pieces would only cost calls (a measurable
+// share of a stream's bandwidth: BenchmarkBandwidth/transport=tcp) —
+// the rest goes in one write that waits for the socket, under a watch of
+// ctx (watch allocates: a frame the socket takes at once, a small one
+// mostly, needs none).
 func (tc *tcpConn) write(ctx context.Context) error {
 	tc.setDeadline(ctx) // a deadline an earlier send's watch left must not fail this one
 	for tc.try != nil && len(tc.bufs) > 0 {

@@ -20,8 +20,9 @@ import (
 // returns. Handed from a reader goroutine instead, every message costs a
 // goroutine switch and, with a spare processor, a thread woken to take
 // it (wakep): on two cores shared by two ranks, that thread runs where
-// the other rank should, and a one-byte one-way trip took 20 µs instead
-// of the 4 µs of a plain Go ping-pong.
+// the other rank should, and a one-byte one-way trip took several times
+// as long as a plain Go ping-pong's (BenchmarkLoopbackLatency measures
+// that one beside BenchmarkLatency/transport=tcp).
 //
 // A protected send that waits for its receiver's verdict reads the
 // receiver's link the same way (pending.next).

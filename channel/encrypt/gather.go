@@ -159,8 +159,9 @@ func (g *Gatherer) Layout() Layout { return g.lay }
 // paper's Bridges-2 (Table VI): HS1 opens ⌈(N-1)/ℓ⌉ ciphertexts where
 // HS2 opens N-1, which pays while messages are small, but its leader
 // seals the node's ℓm bytes alone, which costs once they are not. Where
-// they cross is blurred by the machine's noise: HS1 led up to ℓm = 2 KiB
-// and HS2 from 32 KiB at p=8; at p=16 HS1 still led by 14 % at 64 KiB.
+// they cross is blurred by the machine's noise and moves with p: hs1Max
+// is where HS2 took the lead at p=8. BenchmarkAllgather measures both
+// beside the other algorithms (p=4 and p=16, in process).
 func (g *Gatherer) Choose(m int) Algorithm {
 	_, lmax := g.lay.PerNode()
 	if lmax*m < hs1Max {

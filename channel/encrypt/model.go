@@ -22,13 +22,13 @@ type Model struct {
 	Encrypt, Decrypt Link // one AES-GCM call
 }
 
-// HereModel is this kind of machine idle (2 cores, Go 1.26, AES-NI):
-// AES-128-GCM seals and opens at about 4.5 GB/s a core (the issue's
-// figure; BenchmarkModelInputs measures it again: 1.1–2 GiB/s under the
-// load of the session that wrote this), a call costing about 0.3 µs; a
-// message between ranks of one process goes through memory (about 1 µs,
-// 8 GB/s), one between processes over loopback TCP (about 25 µs,
-// 3.5 GB/s).
+// HereModel is this kind of machine idle (2 cores, Go 1.26, AES-NI): the
+// cost of a call and the rate of AES-128-GCM sealing and opening on one
+// core (the rate is the figure), of a message between ranks of
+// one process, through memory, and of one between processes over
+// loopback TCP. BenchmarkModelInputs measures GCM and a copy again, and
+// channel's BenchmarkLatency and BenchmarkBandwidth the two links; a
+// loaded machine measures less than the model says.
 var HereModel = Model{
 	Intra:   Link{Alpha: 1e-6, Beta: 1 / 8e9},
 	Inter:   Link{Alpha: 25e-6, Beta: 1 / 3.5e9},

@@ -41,8 +41,8 @@
 // it. The alternatives cost more here. One goroutine locked to its
 // thread making every call (MPI_THREAD_FUNNELED) turns each hand-off
 // into a thread switch: a locked goroutine that blocks gives its P to
-// another thread, and getting it back is a futex wake, several
-// microseconds on this 2-core machine, against a goal of 3 µs one way.
+// another thread, and getting it back is a futex wake, which costs as
+// much as a small message's whole trip is meant to.
 // MPI_THREAD_MULTIPLE makes Open MPI lock inside every call. Under the
 // mutex, a sender's own goroutine posts its MPI_Isend, and the progress
 // loop (a goroutine per Endpoint) tests the receives: after handing a
@@ -59,7 +59,7 @@
 // waiting for a large payload to be taken waits for the loop's word)
 // spins for 200 µs after the last frame, yielding to other goroutines at
 // each turn (runtime.Gosched: the receiver a frame woke then runs on the
-// same thread at once; without it a ping-pong took ten times longer) and
+// same thread at once; without it, it waits for another thread) and
 // to other processes with sched_yield when mpirun put more ranks on the
 // node than it has cores; then it naps, 10 µs at first and doubling to
 // 1 ms; a Send wakes it at once. A rank idle for long answers its first

@@ -684,9 +684,10 @@ func await(ctx context.Context, req request, stop func() bool) (status, error) {
 // A waiter spins for spinFor, then naps, longer each time up to maxNap:
 // MPI has no way to wake a thread when a message comes, so a rank that
 // waits must look. Each look yields to the other goroutines
-// (runtime.Gosched): without that, a 1-byte ping-pong took 70-80 µs one
-// way here, with it 4-8 µs, the receiver woken by a frame running on the
-// same thread at once. The price: behind a goroutine that computes
+// (runtime.Gosched), so that the receiver a frame woke runs on the same
+// thread at once; without that, it waited for another thread to take it
+// up, and a 1-byte ping-pong was many times slower (TestOSU -osu latency
+// measures it). The price: behind a goroutine that computes
 // without pause, each look waits in the global run queue for that
 // goroutine's time slice (10 ms), and messages crawl meanwhile (the load
 // test shows it, and that the busy goroutine is not starved). When mpirun

@@ -96,8 +96,8 @@ type config struct {
 func WithProtocol(p Protocol) Option { return func(c *config) { c.proto = p } }
 
 // WithHash picks the csum algorithm that compares copies (xxh3-128 by
-// default: collisions are out of reach, at memory speed; the paper's
-// SHA-1 runs at about 0.5 GB/s here).
+// default: collisions are out of reach, at memory speed, which the
+// paper's SHA-1 is far below).
 func WithHash(name string) Option { return func(c *config) { c.alg = name } }
 
 // WithMap places the native ranks as m says, instead of Spread (when the
