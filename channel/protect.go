@@ -589,6 +589,22 @@ func (p *protection) rootInline(n int, pieced bool) bool {
 	return n <= merkleChunk(p.seg, pieced) && p.parity == 0 && p.h.Size() == 8
 }
 
+// The flags of a frame (wire.Header.Flags, one byte of the header) mean
+// something of their own in each kind of frame, and are read only once
+// the kind is known:
+//   - a protected message's own frames (KindMsg, KindData, KindRepair):
+//     flagStamped, and under checksums the algorithm's number
+//     (algIndex), or under Merkle flagRootInline on a message's only
+//     frame;
+//   - KindVerdict: flagTriple.
+//
+// So flagRootInline and flagTriple may both be 1, as an algorithm's
+// number may: a verdict never reaches a guard (arriveNow hands KindMsg
+// and KindData to arriveData, which opens the guard), and only a
+// verdict is untripled (arriveControl looks at the flags of KindVerdict
+// alone). A flag that two kinds of frame had to share would need a bit
+// of its own, as flagStamped has.
+
 // flagRootInline, in the flags of a Merkle message's only frame, says
 // that its Sum is the root (64-bit hashes): no trailer follows.
 const flagRootInline = 1
@@ -604,7 +620,8 @@ const flagStamped = 0x80
 // a check of its own) carries, so that a verdict damaged on the way still
 // ends the transfer with the outcome the receiver decided — the two
 // sides agree without a round trip more. (Resend lists are asked for
-// again instead.)
+// again instead.) It is 1 as flagRootInline is: the two are flags of
+// different kinds of frame (see above).
 const flagTriple = 1
 
 // untriple returns the body of a triple payload whose check is sum: the
