@@ -86,6 +86,7 @@ void sc_req_drop(sc_req *e) {
 	size_t at;
 	if (lookup(e->req, &at) != e) return;
 	sc_pending_remove(e);
+	if (e->kind == SC_REQ_RECV || e->kind == SC_REQ_PSEND) sc_type_unref(e->dt);
 	tab[at] = NULL;
 	tablen--;
 	size_t j = (at + 1) & (tabcap - 1);
@@ -171,6 +172,7 @@ static void run_deferred(void) {
 			memmove(&defs[i], &defs[i + 1], (size_t)(ndefs - i - 1) * sizeof *defs);
 			ndefs--;
 			sc_check_now(d.buf, d.count, d.dt, d.comm, &d.st, d.call, d.name, d.have_csum, d.csum, d.injected);
+			sc_type_unref(d.dt);
 			progress = 1;
 			break;
 		}
@@ -204,6 +206,7 @@ void sc_arrived(void *buf, int count, MPI_Datatype dt, MPI_Comm comm, uint64_t s
 		d.csum = sc_received_csum(buf, count, dt, st, 1, &d.injected);
 		d.have_csum = 1;
 	}
+	sc_type_ref(dt);
 	int i = ndefs;
 	while (i > 0 && defs[i - 1].seq > seq) i--;
 	memmove(&defs[i + 1], &defs[i], (size_t)(ndefs - i) * sizeof *defs);

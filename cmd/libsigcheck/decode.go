@@ -9,6 +9,9 @@ package main
 static int sc_envelope(MPI_Datatype dt, int *ni, int *na, int *nd, int *comb) {
 	return PMPI_Type_get_envelope(dt, ni, na, nd, comb);
 }
+static int sc_extent(MPI_Datatype dt, MPI_Aint *lb, MPI_Aint *ext) {
+	return PMPI_Type_get_extent(dt, lb, ext);
+}
 static int sc_contents(MPI_Datatype dt, int ni, int na, int nd, int *is, MPI_Aint *as, MPI_Datatype *ds) {
 	return PMPI_Type_get_contents(dt, ni, na, nd, is, as, ds);
 }
@@ -138,7 +141,26 @@ func decode(dt C.MPI_Datatype, depth int) (*sig.Datatype, error) {
 	if err != nil {
 		return nil, err
 	}
-	return construct(comb, ints(is), addrs(as), olds)
+	t, err := construct(comb, ints(is), addrs(as), olds)
+	if err != nil {
+		return nil, err
+	}
+	return withMPIExtent(dt, t)
+}
+
+// withMPIExtent gives t the bounds MPI gives dt. They differ where MPI
+// pads a struct's extent to its members' alignment, which package sig
+// leaves to an explicit Resized: {double; int} spans 16 bytes in MPI and
+// 12 in sig, and the next copy starts where MPI says.
+func withMPIExtent(dt C.MPI_Datatype, t *sig.Datatype) (*sig.Datatype, error) {
+	var lb, ext C.MPI_Aint
+	if C.sc_extent(dt, &lb, &ext) != C.MPI_SUCCESS {
+		return nil, fmt.Errorf("%w: MPI_Type_get_extent failed", errUndecodable)
+	}
+	if int64(lb) == t.LB() && int64(ext) == t.Extent() {
+		return t, nil
+	}
+	return sig.Resized(int64(lb), int64(ext), t)
 }
 
 func ints(is []C.int) []int64 {

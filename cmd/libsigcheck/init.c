@@ -159,8 +159,13 @@ int MPI_Finalize(void) {
 int MPI_Type_free(MPI_Datatype *dt) {
 	if (sc_active && dt) {
 		SC_LOCK();
-		sc_type_drop(*dt);
+		int held = sc_type_free_held(*dt);
+		if (!held) sc_type_drop(*dt);
 		SC_UNLOCK();
+		if (held) { // freed in MPI when its last request is done (types.c)
+			*dt = MPI_DATATYPE_NULL;
+			return MPI_SUCCESS;
+		}
 	}
 	return PMPI_Type_free(dt);
 }

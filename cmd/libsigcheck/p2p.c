@@ -107,7 +107,7 @@ NONBLOCKING_SEND(MPI_Ibsend, PMPI_Ibsend)
 		sc_req *e = sc_req_new(*r, SC_REQ_PSEND);                                                    \
 		if (e) {                                                                                   \
 			e->persistent = 1;                                                                     \
-			e->buf = (void *)buf; e->count = count; e->dt = dt;                                    \
+			e->buf = (void *)buf; e->count = count; e->dt = dt; sc_type_ref(dt);                                    \
 			e->peer = dest; e->tag = tag; e->comm = comm; e->call = SC_CALL_SEND;                  \
 		}                                                                                          \
 		SC_UNLOCK();                                                                               \
@@ -126,7 +126,7 @@ int MPI_Recv_init(void *buf, int count, MPI_Datatype dt, int src, int tag, MPI_C
 	sc_req *e = sc_req_new(*r, SC_REQ_RECV);
 	if (e) {
 		e->persistent = 1;
-		e->buf = buf; e->count = count; e->dt = dt;
+		e->buf = buf; e->count = count; e->dt = dt; sc_type_ref(dt);
 		e->peer = src; e->tag = tag; e->comm = comm; e->call = SC_CALL_RECV; e->name = "MPI_Recv_init";
 	}
 	SC_UNLOCK();
@@ -172,7 +172,7 @@ int MPI_Irecv(void *buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm 
 	if (rc == MPI_SUCCESS) {
 		sc_req *e = sc_req_new(*r, SC_REQ_RECV);
 		if (e) {
-			e->buf = buf; e->count = count; e->dt = dt;
+			e->buf = buf; e->count = count; e->dt = dt; sc_type_ref(dt);
 			e->peer = src; e->tag = tag; e->comm = comm; e->call = SC_CALL_RECV; e->name = "MPI_Irecv";
 			e->active = 1;
 			e->seq = ++sc_seq;
@@ -200,7 +200,7 @@ int MPI_Recv(void *buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm c
 	int rc = PMPI_Irecv(buf, count, dt, src, tag, comm, &r);
 	sc_req *e = rc == MPI_SUCCESS ? sc_req_new(r, SC_REQ_RECV) : NULL;
 	if (e) {
-		e->buf = buf; e->count = count; e->dt = dt;
+		e->buf = buf; e->count = count; e->dt = dt; sc_type_ref(dt);
 		e->peer = src; e->tag = tag; e->comm = comm; e->call = SC_CALL_RECV; e->name = "MPI_Recv";
 		e->active = 1;
 		e->seq = ++sc_seq;
@@ -338,7 +338,7 @@ int MPI_Imrecv(void *buf, int count, MPI_Datatype dt, MPI_Message *m, MPI_Reques
 	if (rc == MPI_SUCCESS && known) {
 		sc_req *e = sc_req_new(*r, SC_REQ_RECV);
 		if (e) {
-			e->buf = buf; e->count = count; e->dt = dt;
+			e->buf = buf; e->count = count; e->dt = dt; sc_type_ref(dt);
 			e->peer = mm.src; e->tag = mm.tag; e->comm = mm.comm; e->call = SC_CALL_RECV; e->name = "MPI_Imrecv";
 			e->active = 1;
 			e->seq = mm.seq;

@@ -51,7 +51,8 @@ typedef struct {
 	// count again and again, so the signature is computed once.
 	uint64_t memo_count, memo_sig;
 	uint64_t memo_k, memo_prefix;
-	int used;
+	int refs;        // pending requests and deferred checks that use it
+	int freed;       // MPI_Type_free came while refs > 0
 } sc_type;
 
 // What the library knows of one application communicator.
@@ -105,6 +106,9 @@ extern pthread_mutex_t sc_mu;
 // types.c
 sc_type *sc_type_get(MPI_Datatype dt);
 void sc_type_drop(MPI_Datatype dt);
+void sc_type_ref(MPI_Datatype dt);
+void sc_type_unref(MPI_Datatype dt);
+int sc_type_free_held(MPI_Datatype dt);
 int sc_stamp(sc_type *t, uint64_t count, sc_hdr *h);
 int sc_prefix(sc_type *t, uint64_t k, uint64_t *sig);
 void sc_types_init(void);

@@ -125,6 +125,12 @@ var okCases = []okCase{
 	{"ok_comms.c", 4, 41, 74},
 	{"ok_coll.c", 3, 0, 72},
 	{"ok_icoll.c", 3, 6, 75},
+	// A datatype freed while requests that use it are pending.
+	{"ok_type_free_pending.c", 2, 12, 2},
+	// Count 0 from a NULL buffer.
+	{"ok_count0_null.c", 2, 2, 2},
+	// A struct of a double and an int, whose extent MPI pads.
+	{"ok_struct_padding.c", 2, 1, 2},
 }
 
 func TestSuiteBugs(t *testing.T) {

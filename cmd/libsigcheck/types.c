@@ -123,6 +123,38 @@ void sc_type_drop(MPI_Datatype dt) {
 	}
 }
 
+// A datatype may be freed while a request that uses it is pending (MPI
+// lets the request go on). The library still needs it when the request
+// completes, to check and hash the message, so MPI_Type_free of a datatype
+// that pending requests or deferred checks use only marks it, and the
+// handle is freed in MPI when the last of them is done. The handle, still
+// alive in MPI, is not given to another datatype meanwhile. Lock held.
+void sc_type_ref(MPI_Datatype dt) {
+	sc_type *e = sc_type_get(dt);
+	if (e) e->refs++;
+}
+
+void sc_type_unref(MPI_Datatype dt) {
+	size_t at;
+	sc_type *e = lookup(dt, &at);
+	if (!e || e->refs <= 0) return;
+	if (--e->refs == 0 && e->freed) {
+		MPI_Datatype h = e->dt;
+		sc_type_drop(h);
+		PMPI_Type_free(&h);
+	}
+}
+
+// sc_type_free_held says whether MPI_Type_free of dt must wait, marking it
+// so.
+int sc_type_free_held(MPI_Datatype dt) {
+	size_t at;
+	sc_type *e = lookup(dt, &at);
+	if (!e || e->refs <= 0) return 0;
+	e->freed = 1;
+	return 1;
+}
+
 // sc_stamp fills h with the stamp of count copies of t. It returns -1 when
 // t could not be decoded or the count overflows.
 int sc_stamp(sc_type *t, uint64_t count, sc_hdr *h) {
