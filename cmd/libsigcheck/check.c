@@ -7,7 +7,6 @@
 #include "sc.h"
 #include "_cgo_export.h"
 
-int sc_desc_get(int w, uint32_t id, const char **text);
 void sc_comm_name(sc_comm *c, char *buf, int size);
 
 double sc_inject_rate;
@@ -132,6 +131,9 @@ void sc_check_now(void *buf, int count, MPI_Datatype dt, MPI_Comm comm, const MP
 		sc_count.unchecked[call][SC_WHY_NOHDR]++;
 		return;
 	}
+	// The descriptions this header announces are read now, whatever
+	// comes of the check, so that none waits unread.
+	sc_desc_catch_up(sc_world_of(c, st->MPI_SOURCE), h.desc_total);
 	if (h.flags & SC_HDR_UNCHECKED) { sc_count.unchecked[call][SC_WHY_NOHDR]++; return; }
 	sc_type *t = sc_type_get(dt);
 	if (!t || !t->id) { sc_count.unchecked[call][SC_WHY_TYPE]++; return; }
@@ -142,7 +144,7 @@ void sc_check_now(void *buf, int count, MPI_Datatype dt, MPI_Comm comm, const MP
 	if (!typed_ok(&h, t, count < 0 ? 0 : (uint64_t)count)) {
 		sc_count.mismatches++;
 		const char *text = NULL;
-		int len = sc_desc_get(sc_world_of(c, st->MPI_SOURCE), h.typeid, &text);
+		int len = sc_desc_get(sc_world_of(c, st->MPI_SOURCE), h.typeid, &text, 0);
 		sc_comm_name(c, cname, sizeof cname);
 		scGoMismatch((char *)name, cname, me, st->MPI_SOURCE, sc_world_of(c, st->MPI_SOURCE), st->MPI_TAG, &h, (char *)text,
 			len < 0 ? 0 : len, t->id, count < 0 ? 0 : (uint64_t)count, 0);

@@ -19,7 +19,6 @@
 #include "req.h"
 #include "_cgo_export.h"
 
-int sc_desc_get(int w, uint32_t id, const char **text);
 void sc_comm_name(sc_comm *c, char *buf, int size);
 
 typedef struct { sc_hdr send, recv; } record; // send: what I send you; recv: what I expect from you
@@ -73,14 +72,14 @@ static void compare(coll *k, record *in) {
 	// receiver will find wrong.
 	for (int j = 0; j < k->p; j++)
 		if (present(&k->out[j].send) && present(&in[j].recv) && !equal(&k->out[j].send, &in[j].recv))
-			sc_desc_send(sc_world_of(k->c, j), k->out[j].send.typeid);
+			sc_desc_send_again(sc_world_of(k->c, j), k->out[j].send.typeid);
 	for (int i = 0; i < k->p; i++) {
 		sc_hdr *theirs = &in[i].send, *mine = &k->out[i].recv;
 		if (!present(theirs) || !present(mine) || equal(theirs, mine)) continue;
 		bad = 1;
 		sc_count.mismatches++;
 		const char *text = NULL;
-		int len = sc_desc_get(sc_world_of(k->c, i), theirs->typeid, &text);
+		int len = sc_desc_get(sc_world_of(k->c, i), theirs->typeid, &text, 1);
 		char cname[MPI_MAX_OBJECT_NAME + 32];
 		sc_comm_name(k->c, cname, sizeof cname);
 		scGoMismatch((char *)k->name, cname, k->me, i, sc_world_of(k->c, i), -1, theirs, (char *)text, len < 0 ? 0 : len,

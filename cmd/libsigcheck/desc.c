@@ -4,10 +4,12 @@
 // datatype to say where the two differ. A sender sends each derived
 // datatype's description once to each world rank it sends that datatype
 // to, before the first header that names it, on our duplicate of
-// MPI_COMM_WORLD; the receiver reads them only when it has a mismatch to
-// report. Predefined datatypes need none: their ids are the same in every
-// process. MPI_Finalize drains what was never read, so that no send is
-// left pending.
+// MPI_COMM_WORLD, and every header says how many descriptions its sender
+// has sent to its receiver (desc_total). The receiver reads them as
+// headers announce them, into a cache of the newest SC_GOT_MAX, so that
+// none waits unread in MPI: a program that makes and frees datatypes by
+// the million holds a bounded amount. Predefined datatypes need none:
+// their ids are the same in every process.
 #include <stdlib.h>
 #include <string.h>
 #include "sc.h"
@@ -16,52 +18,16 @@
 #define SC_TAG_DESC 1
 #define SC_DESC_MAX (64 * 1024)
 #define SC_FIRST_DERIVED (1u << 12)
+#define SC_GOT_MAX 256
 
-typedef struct { int world; uint32_t id; } sent_key;
-
-// What this process sent: a set of (world rank, id), and the pending sends.
-static sent_key *sent;
-static size_t sentcap, sentlen;
 static struct out { MPI_Request req; char *buf; } *outs;
 static size_t noutcap, nout;
-static int *sent_to; // per world rank: descriptions sent there
-static int *read_from; // per world rank: descriptions read from there
+static uint32_t *sent_to;   // per world rank: descriptions sent there
+static uint32_t *read_from; // per world rank: descriptions read from there
 
-// What this process read: descriptions by (world rank, id).
-static struct got { int world; uint32_t id; char *text; int len; } *gots;
-static size_t ngot, ngotcap;
-
-static size_t slot_of(int w, uint32_t id, size_t cap) {
-	uint64_t x = ((uint64_t)(uint32_t)w << 32 | id) * 0x9e3779b97f4a7c15ull;
-	return (size_t)(x >> 20) & (cap - 1);
-}
-
-static int sent_has_or_add(int w, uint32_t id) {
-	if ((sentlen + 1) * 2 > sentcap) {
-		size_t ncap = sentcap ? sentcap * 2 : 256;
-		sent_key *n = malloc(ncap * sizeof *n);
-		if (!n) return 1;
-		for (size_t i = 0; i < ncap; i++) n[i].id = 0;
-		for (size_t i = 0; i < sentcap; i++) {
-			if (!sent[i].id) continue;
-			size_t j = slot_of(sent[i].world, sent[i].id, ncap);
-			while (n[j].id) j = (j + 1) & (ncap - 1);
-			n[j] = sent[i];
-		}
-		free(sent);
-		sent = n;
-		sentcap = ncap;
-	}
-	size_t j = slot_of(w, id, sentcap);
-	while (sent[j].id) {
-		if (sent[j].world == w && sent[j].id == id) return 1;
-		j = (j + 1) & (sentcap - 1);
-	}
-	sent[j].world = w;
-	sent[j].id = id;
-	sentlen++;
-	return 0;
-}
+// The newest descriptions read, a FIFO ring.
+static struct got { int world; uint32_t id; char *text; int len; } gots[SC_GOT_MAX];
+static size_t gotnext, ngot;
 
 // Completed sends are reaped as new ones go out, so the list stays short.
 static void reap(void) {
@@ -75,11 +41,7 @@ static void reap(void) {
 	nout = k;
 }
 
-// sc_desc_send sends t's description to world rank w unless it was sent
-// there before. Call with the lock held.
-void sc_desc_send(int w, uint32_t id) {
-	if (w < 0 || w >= sc_world_size || id < SC_FIRST_DERIVED || !sent_to) return;
-	if (sent_has_or_add(w, id)) return;
+static void post(int w, uint32_t id) {
 	char *buf = malloc(4 + SC_DESC_MAX);
 	if (!buf) return;
 	memcpy(buf, &id, 4);
@@ -101,6 +63,28 @@ void sc_desc_send(int w, uint32_t id) {
 	sent_to[w]++;
 }
 
+// sc_desc_send sends t's description to world rank w unless it was sent
+// there before (a bitmap of destinations per datatype, freed with it).
+// Lock held.
+void sc_desc_send(int w, sc_type *t) {
+	if (w < 0 || w >= sc_world_size || !t || t->id < SC_FIRST_DERIVED || !sent_to) return;
+	if (!t->sentmap) {
+		t->sentmap = calloc(((size_t)sc_world_size + 7) / 8, 1);
+		if (!t->sentmap) return;
+	}
+	if (t->sentmap[w / 8] & (1u << (w % 8))) return;
+	t->sentmap[w / 8] |= (unsigned char)(1u << (w % 8));
+	post(w, t->id);
+}
+
+// sc_desc_send_again sends the description of id to w even if it went
+// there before, which may be evicted from w's cache: for a collective's
+// mismatch, whose receiver waits for this very message. Lock held.
+void sc_desc_send_again(int w, uint32_t id) {
+	if (w < 0 || w >= sc_world_size || id < SC_FIRST_DERIVED || !sent_to) return;
+	post(w, id);
+}
+
 static int read_one(int w) {
 	MPI_Status st;
 	int n;
@@ -111,39 +95,52 @@ static int read_one(int w) {
 	PMPI_Recv(buf, n, MPI_BYTE, w, SC_TAG_DESC, sc_world, MPI_STATUS_IGNORE);
 	read_from[w]++;
 	if (n < 4) { free(buf); return 0; }
-	if (ngot == ngotcap) {
-		size_t ncap = ngotcap ? ngotcap * 2 : 16;
-		struct got *g = realloc(gots, ncap * sizeof *g);
-		if (!g) { free(buf); return -1; }
-		gots = g;
-		ngotcap = ncap;
-	}
-	uint32_t id;
-	memcpy(&id, buf, 4);
-	gots[ngot].world = w;
-	gots[ngot].id = id;
-	gots[ngot].text = buf + 4;
-	gots[ngot].len = n - 4;
-	ngot++;
+	struct got *g = &gots[gotnext];
+	if (ngot == SC_GOT_MAX) free(g->text - 4);
+	else ngot++;
+	memcpy(&g->id, buf, 4);
+	g->world = w;
+	g->text = buf + 4;
+	g->len = n - 4;
+	gotnext = (gotnext + 1) % SC_GOT_MAX;
 	return 0;
 }
 
-// sc_desc_get finds world rank w's description of its datatype id, reading
-// what w sent until it comes. w sent it before the header that named it,
-// so it is there or on its way. Returns the length, or -1.
-int sc_desc_get(int w, uint32_t id, const char **text) {
+static struct got *cached(int w, uint32_t id) {
+	for (size_t i = 0; i < ngot; i++)
+		if (gots[i].world == w && gots[i].id == id) return &gots[i];
+	return NULL;
+}
+
+// sc_desc_catch_up reads what world rank w announced in a header: total
+// descriptions sent here, all of them before that header. Lock held.
+void sc_desc_catch_up(int w, uint32_t total) {
+	if (w < 0 || w >= sc_world_size || !read_from) return;
+	while ((int32_t)(total - read_from[w]) > 0)
+		if (read_one(w) != 0) return;
+}
+
+// sc_desc_get finds world rank w's description of its datatype id among
+// those read (a point-to-point header's were read when it came). With
+// wait, for a collective's mismatch, it reads on until it comes. Returns
+// the length, or -1 when there is none.
+int sc_desc_get(int w, uint32_t id, const char **text, int wait) {
 	*text = NULL;
-	if (w < 0 || id < SC_FIRST_DERIVED || !read_from || w >= sc_world_size) return -1;
+	if (w < 0 || w >= sc_world_size || id < SC_FIRST_DERIVED || !read_from) return -1;
 	for (;;) {
-		for (size_t i = 0; i < ngot; i++)
-			if (gots[i].world == w && gots[i].id == id) { *text = gots[i].text; return gots[i].len; }
-		if (read_one(w) != 0) return -1;
+		struct got *g = cached(w, id);
+		if (g) { *text = g->text; return g->len; }
+		if (!wait || read_one(w) != 0) return -1;
 	}
 }
 
+uint32_t sc_desc_sent_to(int w) {
+	return sent_to && w >= 0 && w < sc_world_size ? sent_to[w] : 0;
+}
+
 void sc_desc_init(void) {
-	sent_to = calloc((size_t)sc_world_size, sizeof(int));
-	read_from = calloc((size_t)sc_world_size, sizeof(int));
+	sent_to = calloc((size_t)sc_world_size, sizeof *sent_to);
+	read_from = calloc((size_t)sc_world_size, sizeof *read_from);
 }
 
 // sc_desc_finalize reads every description still unread and waits for
@@ -151,12 +148,10 @@ void sc_desc_init(void) {
 // It is collective over MPI_COMM_WORLD.
 int sc_desc_finalize(void) {
 	if (!sent_to || !read_from) return 0;
-	int *want = calloc((size_t)sc_world_size, sizeof(int));
+	uint32_t *want = calloc((size_t)sc_world_size, sizeof *want);
 	if (!want) return -1;
-	PMPI_Alltoall(sent_to, 1, MPI_INT, want, 1, MPI_INT, sc_world);
-	for (int w = 0; w < sc_world_size; w++)
-		while (read_from[w] < want[w])
-			if (read_one(w) != 0) break;
+	PMPI_Alltoall(sent_to, 1, MPI_UINT32_T, want, 1, MPI_UINT32_T, sc_world);
+	for (int w = 0; w < sc_world_size; w++) sc_desc_catch_up(w, want[w]);
 	for (size_t i = 0; i < nout; i++) {
 		PMPI_Wait(&outs[i].req, MPI_STATUS_IGNORE);
 		free(outs[i].buf);

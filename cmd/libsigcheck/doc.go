@@ -57,7 +57,7 @@
 // the transfer's own cost again. A second message costs one small eager
 // send and receive per message, whatever the size: about as much as the
 // data message at one byte, and nothing next to a large one. So the
-// library sends a header (sc.h's sc_hdr, 56 bytes) as a second message at
+// library sends a header (sc.h's sc_hdr, 64 bytes) as a second message at
 // every size, on a shadow of the message's communicator — our own
 // duplicate, made in the same collective call as the application's
 // communicator — with the same destination and tag, as ITAC's message
@@ -83,8 +83,8 @@
 // costs no call into Go; MPI_Type_free drops it. A receiver that has to
 // report where two datatypes differ needs the sender's: each derived
 // datatype's description goes once to each rank it is sent to, before the
-// first header that names it, and is read only to write a report
-// (desc.c). Predefined datatypes have the same id everywhere.
+// first header that names it, and is read when that header comes, into a
+// bounded cache (desc.c). Predefined datatypes have the same id everywhere.
 //
 // # Go inside a C process
 //

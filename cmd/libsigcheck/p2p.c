@@ -26,9 +26,10 @@ static int stamp(const void *buf, int count, MPI_Datatype dt, int dest, MPI_Comm
 			h->csum = sc_keep(buf, count, dt, h->bytes, t, sc_world_of(c, dest), &h->msgid, &kept);
 			h->flags |= SC_HDR_CSUM | (kept ? SC_HDR_KEPT : 0);
 		}
-		sc_desc_send(sc_world_of(c, dest), t->id);
+		sc_desc_send(sc_world_of(c, dest), t);
 		sc_count.sent[call]++;
 	}
+	h->desc_total = sc_desc_sent_to(sc_world_of(c, dest));
 	*cp = c;
 	return 1;
 }

@@ -31,9 +31,11 @@ typedef struct {
 	uint64_t csum;   // checksum of the data bytes (SC_HDR_CSUM)
 	uint64_t msgid;  // the sender's number for the message (repair asks by it)
 	uint32_t typeid; // the sender's datatype id (see sc_type)
+	uint32_t desc_total; // descriptions the sender has sent the receiver (desc.c)
 	uint8_t class;   // SC_TYPED, SC_BYTES or SC_PACKED
 	uint8_t flags;
 	uint16_t magic;
+	uint32_t pad;
 } sc_hdr;
 
 #define SC_HDR_MAGIC 0x5C1Fu
@@ -53,6 +55,7 @@ typedef struct {
 	uint64_t memo_k, memo_prefix;
 	int refs;        // pending requests and deferred checks that use it
 	int freed;       // MPI_Type_free came while refs > 0
+	unsigned char *sentmap; // world ranks its description went to (desc.c)
 } sc_type;
 
 // What the library knows of one application communicator.
@@ -122,8 +125,11 @@ void sc_comms_init(void);
 int sc_world_of(sc_comm *c, int rank);
 
 // descriptions (desc.c)
-void sc_desc_send(int world_dest, uint32_t id);
-int sc_desc_get(int world_src, uint32_t id, const char **text);
+void sc_desc_send(int world_dest, sc_type *t);
+void sc_desc_send_again(int world_dest, uint32_t id);
+void sc_desc_catch_up(int world_src, uint32_t total);
+int sc_desc_get(int world_src, uint32_t id, const char **text, int wait);
+uint32_t sc_desc_sent_to(int world_dest);
 void sc_comm_name(sc_comm *c, char *buf, int size);
 int sc_desc_finalize(void);
 

@@ -108,6 +108,7 @@ void sc_type_drop(MPI_Datatype dt) {
 	sc_type *e = lookup(dt, &at);
 	if (!e) return;
 	if (e->id) scGoTypeFree(e->id);
+	free(e->sentmap);
 	free(e);
 	tab[at] = NULL;
 	tablen--;
