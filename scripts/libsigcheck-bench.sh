@@ -8,7 +8,8 @@
 #
 #   plain     the program alone;
 #   types     mpirun -x LD_PRELOAD=libsigcheck.so (SIGCHECK_CHECK=types);
-#   checksum  the same with SIGCHECK_CHECK=checksum.
+#   checksum  the same with SIGCHECK_CHECK=checksum;
+#   repair    the same with SIGCHECK_CHECK=repair (NetPIPE and memory only).
 #
 # What is measured, on 2 ranks of one machine (Open MPI's own choice of
 # transport: shared memory):
@@ -116,7 +117,7 @@ fi
 on_error=${ON_ERROR:-report}
 lat_reps=${LAT_REPS:-50000}
 tmo=${TIMEOUT:-900}
-configs=(plain types checksum)
+configs=(plain types checksum repair)
 
 need() { # command, Debian package
   command -v "$1" >/dev/null || {
@@ -517,11 +518,11 @@ echo "# NetPIPE sizes: 1 B (latency) and $bw_sizes (bandwidth); hpcc N=$hpcc_n o
 for run in $(seq "$runs"); do
   # This round's order: the configurations rotated by one each round.
   order=()
-  for i in 0 1 2; do order+=("${configs[$(((run - 1 + i) % 3))]}"); done
+  for i in 0 1 2 3; do order+=("${configs[$(((run - 1 + i) % 4))]}"); done
   for s in 1 $bw_sizes; do
     for cfg in "${order[@]}"; do netpipe "$cfg" "$s" "$run"; done
   done
-  for cfg in "${order[@]}"; do hpcc_run "$cfg" "$run"; done
+  for cfg in "${order[@]}"; do [[ $cfg == repair ]] || hpcc_run "$cfg" "$run"; done
   echo "# round $run of $runs done (order ${order[*]}), load $(load)"
 done
 for cfg in "${configs[@]}"; do rssgrow "$cfg" 0 messages; done
@@ -550,25 +551,26 @@ jnum() { [[ -n $1 && $1 != nan ]] && echo "${1#+}" || echo null; }
 # HOW is ratio (config / plain) or diff (config − plain).
 line() {
   local m=$1 k=$2 label=$3 unit=$4 how=$5
-  local p=${med["$m plain $k"]:-} t=${med["$m types $k"]:-} c=${med["$m checksum $k"]:-}
-  local rt rc
+  local p=${med["$m plain $k"]:-} t=${med["$m types $k"]:-} c=${med["$m checksum $k"]:-} r=${med["$m repair $k"]:-}
+  local rt rc rr
   cmpf() { # value, plain
     [[ -z $1 || -z $2 || $1 == nan || $2 == nan ]] && return
     if [[ $how == ratio ]]; then awk -v a="$1" -v b="$2" 'BEGIN { if (b != 0) printf "%.3f", a / b }'; else awk -v a="$1" -v b="$2" 'BEGIN { printf "%+.1f", a - b }'; fi
   }
   rt=$(cmpf "$t" "$p")
   rc=$(cmpf "$c" "$p")
+  rr=$(cmpf "$r" "$p")
   local sfx=x
   [[ $how == diff ]] && sfx=" $unit"
-  printf '%-36s %-5s %10s %10s %10s   %14s %14s   %s\n' "$label" "$unit" "${p:-n/a}" "${t:-n/a}" "${c:-n/a}" \
-    "${rt:+$rt$sfx}" "${rc:+$rc$sfx}" "${cnt["$m types $k"]:-0} runs; plain ${spread["$m plain $k"]:-}, types ${spread["$m types $k"]:-}, checksum ${spread["$m checksum $k"]:-}"
-  jrows+=("$(printf '{"metric": "%s", "key": "%s", "label": "%s", "unit": "%s", "plain": %s, "types": %s, "checksum": %s, "compare": "%s", "types_vs_plain": %s, "checksum_vs_plain": %s, "runs": %s}' \
-    "$m" "$k" "$label" "$unit" "$(jnum "$p")" "$(jnum "$t")" "$(jnum "$c")" "$how" "$(jnum "$rt")" "$(jnum "$rc")" "${cnt["$m types $k"]:-0}")")
+  printf '%-36s %-5s %10s %10s %10s %10s   %14s %14s %14s   %s\n' "$label" "$unit" "${p:-n/a}" "${t:-n/a}" "${c:-n/a}" "${r:-n/a}" \
+    "${rt:+$rt$sfx}" "${rc:+$rc$sfx}" "${rr:+$rr$sfx}" "${cnt["$m types $k"]:-0} runs; plain ${spread["$m plain $k"]:-}, types ${spread["$m types $k"]:-}, checksum ${spread["$m checksum $k"]:-}, repair ${spread["$m repair $k"]:-}"
+  jrows+=("$(printf '{"metric": "%s", "key": "%s", "label": "%s", "unit": "%s", "plain": %s, "types": %s, "checksum": %s, "repair": %s, "compare": "%s", "types_vs_plain": %s, "checksum_vs_plain": %s, "repair_vs_plain": %s, "runs": %s}' \
+    "$m" "$k" "$label" "$unit" "$(jnum "$p")" "$(jnum "$t")" "$(jnum "$c")" "$(jnum "$r")" "$how" "$(jnum "$rt")" "$(jnum "$rc")" "$(jnum "$rr")" "${cnt["$m types $k"]:-0}")")
 }
 
 echo
 echo "# medians of $runs runs (load at the start $load_start, at the end $load_end); vs plain: ratio, or difference for memory"
-printf '%-36s %-5s %10s %10s %10s   %14s %14s   %s\n' "" unit plain types checksum "types/plain" "checksum/plain" "spread (min–max)"
+printf '%-36s %-5s %10s %10s %10s %10s   %14s %14s %14s   %s\n' "" unit plain types checksum repair "types/plain" "checksum/plain" "repair/plain" "spread (min–max)"
 line lat 1 "NetPIPE latency 1 B, one way" us ratio
 for s in $bw_sizes; do line bw "$s" "NetPIPE bandwidth $(hsize "$s")" MB/s ratio; done
 line wall hpcc "hpcc N=$hpcc_n wall time" s ratio
@@ -639,10 +641,11 @@ done
 for s in $bw_sizes; do
   ((s >= 1048576)) || continue
   goal "checksum: NetPIPE bandwidth $(hsize "$s"), checksum/plain" "$(ratio bw checksum "$s")" ">=" 0.80 "$(paired bw checksum "$s")"
+  goal "repair: NetPIPE bandwidth $(hsize "$s"), repair/plain" "$(ratio bw repair "$s")" ">=" 0.70 "$(paired bw repair "$s")"
 done
 goal "types: hpcc wall time, types/plain" "$(ratio wall types hpcc)" "<=" 1.05 "$(paired wall types hpcc)"
 # Memory: the most the library added to a rank's peak over the workloads.
-for cfg in types checksum; do
+for cfg in types checksum repair; do
   worst=
   for k in $rss_keys; do
     a=${med["rss $cfg $k"]:-}
@@ -654,7 +657,7 @@ for cfg in types checksum; do
 done
 grow_limit=$(((msgs - msgs / 10) / 1024)) # a byte a round, in kB,
 ((grow_limit >= 64)) || grow_limit=64      # but a few pages at least
-for cfg in types checksum; do
+for cfg in types checksum repair; do
   for name in messages types-made-and-freed; do
     a=${med["grow $cfg $name"]:-}
     b=${med["grow plain $name"]:-}

@@ -64,6 +64,9 @@ static unsigned char *reserve(size_t len, size_t *off) {
 		ring = malloc(ringcap);
 		ents = malloc(SC_ENTRIES * sizeof *ents);
 		if (!ring || !ents) { free(ring); free(ents); ring = NULL; ents = NULL; return NULL; }
+		// Touched now, so that repair's memory is its whole cost from the
+		// first message on, not a growth per message until the ring is full.
+		memset(ring, 0, ringcap);
 	}
 	if (len > ringcap) return NULL;
 	if (pos + len > ringcap) pos = 0;
