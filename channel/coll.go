@@ -12,8 +12,8 @@ import (
 // Comm that can do better (a protection layer checking each block against
 // its owner's root) implements Bcaster or Allgatherer, and is used instead.
 
-// Collectives are numbered. Every call of one on a Comm of this package
-// takes the next number of that Comm's sequence (every rank makes the same
+// Collectives are numbered. Every call of one on a Comm over this
+// package's engine takes the next number of that Comm's sequence (every rank makes the same
 // calls in the same order, so the numbers agree, whatever each call
 // returns), and its messages carry the number in their tags. A message
 // left over from a call that failed on some ranks (sent after its
@@ -23,8 +23,9 @@ import (
 // has come whole), so that it holds no memory for long.
 //
 // The number wraps after 2^20 calls; a message of a call 2^19 calls old
-// or older (never left waiting that long) counts as new. A Comm from elsewhere (a wrapper of another
-// package) has no sequence: its calls all use number 0, and a left-over
+// or older (never left waiting that long) counts as new. A Comm from
+// elsewhere (a wrapper of another package, or a protection layer over
+// one) has no sequence: its calls all use number 0, and a left-over
 // message can be taken by a later call, as in MPI, where a communicator
 // on which a collective failed is not to be used again.
 const (

@@ -177,7 +177,7 @@ func TestCollectiveLeftovers(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				e := comms[1].(engineOf).engine()
+				e := comms[1].(framed).engine()
 				e.mu.Lock()
 				left := len(e.unexpected)
 				e.mu.Unlock()

@@ -123,8 +123,8 @@ func (r *Request) Wait() (Status, error) {
 func (r *Request) Done() <-chan struct{} { return r.done }
 
 // Isend sends in the background; data must not change until Wait returns.
-// On a Comm of this package the send takes its place before Isend
-// returns: messages to one rank are matched in the order of the Isend
+// On a Comm over this package's engine (an Endpoint, a duplicate, a
+// layer over either) the send takes its place before Isend returns: messages to one rank are matched in the order of the Isend
 // and Send calls that sent them, as MPI's non-overtaking rule says,
 // whichever goroutine gets to write first.
 func Isend(ctx context.Context, c Comm, dst, tag int, data []byte) *Request {
@@ -147,8 +147,9 @@ type sendPoster interface {
 }
 
 // Irecv receives in the background; buf must not be touched until Wait
-// returns. On a Comm of this package the receive is posted before Irecv
-// returns, so that a message sent after it lands straight in buf.
+// returns. On a Comm over this package's engine the receive is posted
+// before Irecv returns, so that a message sent after it lands straight in
+// buf.
 func Irecv(ctx context.Context, c Comm, src, tag int, buf []byte) *Request {
 	r := &Request{done: make(chan struct{})}
 	if p, ok := c.(poster); ok {
@@ -158,7 +159,7 @@ func Irecv(ctx context.Context, c Comm, src, tag int, buf []byte) *Request {
 			close(r.done)
 			return r
 		}
-		e := c.(engineOf).engine()
+		e := c.(framed).engine()
 		go func() {
 			defer close(r.done)
 			r.status, _, r.err = e.wait(ctx, rr)

@@ -180,7 +180,7 @@ func TestReservedTagsRefused(t *testing.T) {
 	must(t, err)
 	k, err := WithChecksum(comms[0])
 	must(t, err)
-	for _, c := range []Comm{comms[0], m, k, Dup(comms[0])} {
+	for _, c := range []Comm{comms[0], m, k, Dup(comms[0].(Duplicator))} {
 		for _, tag := range []int{ReservedTag, ReservedTag + 2, 1<<31 - 1} {
 			if err := c.Send(ctx, 1, tag, []byte{1}); !errors.Is(err, ErrTag) {
 				t.Errorf("%T: Send on tag %d: %v", c, tag, err)

@@ -26,6 +26,14 @@
 // receivers report too). The frames of a layer that reach a rank before
 // it has created that layer wait for it.
 //
+// Every function that takes a Comm works on any Comm, or says in its type
+// what it needs. Over a Comm of another package (a replicate.Comm, a
+// user's wrapper), whose frames this package never sees, WithChecksum,
+// WithMerkle and WithTypes work on whole messages: a check or a stamp
+// rides in each one, and damage is detected but not repaired. Dup takes a
+// Duplicator; Flush and LookupStats say when a Comm cannot answer them
+// (Flusher, StatsReporter).
+//
 // Tags from ReservedTag up belong to the package's own protocols, and
 // AnyTag never matches them: control traffic is never taken for a user's
 // message.

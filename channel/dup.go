@@ -1,9 +1,15 @@
 package channel
 
-import (
-	"context"
-	"fmt"
-)
+import "context"
+
+// Duplicator is a Comm that can make duplicates of itself (Dup): every
+// Comm of this package over an engine is one (an Endpoint, a duplicate, a
+// layer over either). A Comm of another package can be one too: its Dup
+// must give what Dup promises.
+type Duplicator interface {
+	Comm
+	Dup() Comm
+}
 
 // Dup returns a communicator with the ranks of c and a matching space of
 // its own, as MPI_Comm_dup does: a message sent on it is received only on
@@ -15,20 +21,23 @@ import (
 // As with MPI_Comm_dup, every rank calls Dup on its own c, and the ranks
 // make their duplicates in the same order (contexts are numbered by
 // creation on each rank); frames that reach a rank before it has made the
-// duplicate wait for it. Dup needs a Comm of this package (an Endpoint or
-// a layer over one): it panics otherwise, a programming error.
-func Dup(c Comm) Comm {
-	eo, ok := c.(engineOf)
-	if !ok {
-		panic(fmt.Sprintf("channel: Dup needs a Comm of this package, not %T", c))
-	}
-	e := eo.engine()
+// duplicate wait for it.
+//
+// A matching space of its own cannot be made over any Comm's Send and
+// Recv (a receive on it would take the messages of the Comm under it), so
+// Dup takes a Duplicator: a Comm held as a Comm is tried with
+// c.(channel.Duplicator). A protection layer over a Comm of another
+// package is not one.
+func Dup(c Duplicator) Comm { return c.Dup() }
+
+// dup makes a new context of e, protected by p (nil: not), and returns
+// it as a Comm (Dup).
+func (e *engine) dup(p *protection) Comm {
 	id := e.nextCtx.Add(1)
-	if l, ok := c.(*layer); ok {
-		e.register(id, l.p)
-		return &layer{e: e, ctx: id, p: l.p}
+	e.register(id, p)
+	if p != nil {
+		return &layer{e: e, ctx: id, p: p}
 	}
-	e.register(id, nil)
 	return &dup{e: e, ctx: id}
 }
 
@@ -41,12 +50,20 @@ type dup struct {
 
 func (d *dup) reserved() Comm { return &dup{e: d.e, ctx: d.ctx, sys: true} }
 
-func (d *dup) engine() *engine { return d.e }
-func (d *dup) Rank() int       { return d.e.rank }
-func (d *dup) Size() int       { return d.e.size }
+func (d *dup) engine() *engine                { return d.e }
+func (d *dup) context() (uint32, *protection) { return d.ctx, nil }
+func (d *dup) Rank() int                      { return d.e.rank }
+func (d *dup) Size() int                      { return d.e.size }
+
+// Dup returns a duplicate of d (see Dup).
+func (d *dup) Dup() Comm { return d.e.dup(nil) }
 
 // Stats returns the counters of the endpoint under the duplicate.
 func (d *dup) Stats() Stats { return d.e.statsNow() }
+
+// Flush waits for the eager sends of the endpoint under the duplicate
+// (see Flush).
+func (d *dup) Flush(ctx context.Context) error { return d.e.flush(ctx) }
 
 func (d *dup) Send(ctx context.Context, dst, tag int, data []byte) error {
 	if err := checkSend(d, dst, tag, d.sys); err != nil {

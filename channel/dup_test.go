@@ -26,10 +26,10 @@ func TestDupSeparatesMessages(t *testing.T) {
 				},
 			} {
 				c0, c1 := base(eps[0]), base(eps[1])
-				d0 := Dup(c0)
+				d0 := Dup(c0.(Duplicator))
 				must(t, d0.Send(ctx, 1, 7, []byte("on the duplicate")))
 				must(t, c0.Send(ctx, 1, 7, []byte("on the original")))
-				d1 := Dup(c1) // made after its message came
+				d1 := Dup(c1.(Duplicator)) // made after its message came
 				buf := make([]byte, 64)
 				st, err := c1.Recv(ctx, AnySource, AnyTag, buf)
 				must(t, err)

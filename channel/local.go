@@ -82,7 +82,15 @@ func (p *Endpoint) LinkKey(peer int, label string) ([]byte, error) {
 	return wire.LinkKey(link, label, 32)
 }
 
-func (p *Endpoint) engine() *engine { return p.e }
+func (p *Endpoint) engine() *engine                { return p.e }
+func (p *Endpoint) context() (uint32, *protection) { return 0, nil }
+
+// Dup returns a duplicate of the endpoint, unprotected (see Dup).
+func (p *Endpoint) Dup() Comm { return p.e.dup(nil) }
+
+// Flush waits for the endpoint's eager sends, whichever layer sent them
+// (see Flush).
+func (p *Endpoint) Flush(ctx context.Context) error { return p.e.flush(ctx) }
 
 // checkSend checks a send's arguments; sys says that the caller is one
 // of this package's protocols, which alone may use reserved tags.

@@ -129,7 +129,7 @@ func BenchmarkUnexpectedPeak(b *testing.B) {
 
 // arrived says whether a whole message waits unexpected at c's rank.
 func arrived(c Comm) bool {
-	e := c.(engineOf).engine()
+	e := c.(framed).engine()
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	for _, m := range e.unexpected {

@@ -144,8 +144,10 @@ func Parity(n int) Option { return func(p *protection) { p.parity = n } }
 func Rounds(n int) Option { return func(p *protection) { p.rounds = n } }
 
 // WithChecksum returns c with every message cut into chunks that each
-// carry a checksum; corrupted chunks are resent. c must be an Endpoint or
-// a layer over one (it panics otherwise: a programming error).
+// carry a checksum; corrupted chunks are resent. Over a Comm of another
+// package, whose frames this package cannot see, each message carries one
+// checksum instead, and damage is detected but not repaired (see
+// msglayer.go): Recv fails with ErrCorrupted.
 func WithChecksum(c Comm, opts ...Option) (Comm, error) {
 	return newLayer(c, &protection{mode: modeChecksum, chunk: 256 << 10, rounds: 8}, opts)
 }
@@ -153,21 +155,29 @@ func WithChecksum(c Comm, opts ...Option) (Comm, error) {
 // WithMerkle returns c with every message protected by a Merkle tree:
 // only its root crosses when nothing is wrong; otherwise the receiver
 // descends the tree to find every corrupted segment at once, and they
-// are resent in one round — or rebuilt from parity with none.
+// are resent in one round — or rebuilt from parity with none. Over a Comm
+// of another package, each message carries its root, and damage is
+// detected but not repaired (Recv fails with ErrCorrupted); Parity then
+// is an error, since nothing would rebuild from it.
 func WithMerkle(c Comm, opts ...Option) (Comm, error) {
 	return newLayer(c, &protection{mode: modeMerkle, seg: tree.DefaultSegment, hash: tree.DefaultHash, rounds: 8}, opts)
 }
 
-// engineOf is what a Comm built by this package gives its layers.
-type engineOf interface {
+// framed is the frame-level path of protection, the capability a Comm of
+// this package has (an Endpoint, a duplicate, a layer): it is a context
+// of an engine, which checks a protected message frame by frame as it
+// arrives and repairs only what was damaged. The protection layers and
+// Typed find it by type assertion, as database/sql finds a driver's
+// optional interfaces, and do without it over any other Comm, at the
+// level of whole messages.
+type framed interface {
 	engine() *engine
+	// context is the Comm's context on the engine, and its protection
+	// (nil if none).
+	context() (uint32, *protection)
 }
 
 func newLayer(c Comm, p *protection, opts []Option) (Comm, error) {
-	eo, ok := c.(engineOf)
-	if !ok {
-		panic(fmt.Sprintf("channel: a protection layer needs a Comm of this package, not %T", c))
-	}
 	for _, o := range opts {
 		o(p)
 	}
@@ -197,7 +207,11 @@ func newLayer(c Comm, p *protection, opts []Option) (Comm, error) {
 		}
 		p.algIdx = algIndex(p.alg)
 	}
-	e := eo.engine()
+	f, ok := c.(framed)
+	if !ok {
+		return newMsgLayer(c, p)
+	}
+	e := f.engine()
 	id := e.nextCtx.Add(1)
 	e.register(id, p)
 	return &layer{e: e, ctx: id, p: p}, nil
@@ -220,10 +234,11 @@ func (l *layer) reserved() Comm {
 	return &q
 }
 
-func (l *layer) engine() *engine  { return l.e }
-func (l *layer) nextColl() uint32 { return l.e.nextColl(l.ctx) }
-func (l *layer) Rank() int        { return l.e.rank }
-func (l *layer) Size() int        { return l.e.size }
+func (l *layer) engine() *engine                { return l.e }
+func (l *layer) context() (uint32, *protection) { return l.ctx, l.p }
+func (l *layer) nextColl() uint32               { return l.e.nextColl(l.ctx) }
+func (l *layer) Rank() int                      { return l.e.rank }
+func (l *layer) Size() int                      { return l.e.size }
 
 func (l *layer) Send(ctx context.Context, dst, tag int, data []byte) error {
 	if err := checkSend(l, dst, tag, l.sys); err != nil {
@@ -256,6 +271,13 @@ func (l *layer) post(src, tag int, buf []byte) (*recvReq, error) {
 
 // Stats returns the counters of the endpoint under the layer.
 func (l *layer) Stats() Stats { return l.e.statsNow() }
+
+// Flush waits for the eager sends of the endpoint under the layer (see
+// Flush).
+func (l *layer) Flush(ctx context.Context) error { return l.e.flush(ctx) }
+
+// Dup returns a duplicate of the layer, protected the same way (see Dup).
+func (l *layer) Dup() Comm { return l.e.dup(l.p) }
 
 // pending is a protected send waiting for the receiver: the control
 // frames about its message, queued by the transport for the sending
@@ -855,19 +877,33 @@ func (s *sender) background(ps *pending) {
 	s.e.mu.Unlock()
 }
 
+// Flusher is a Comm whose sends may return before their receivers have
+// verified what they sent: Flush waits for those. Every Comm of this
+// package is one.
+type Flusher interface {
+	Flush(ctx context.Context) error
+}
+
 // Flush waits until every protected send of c's rank that returned
 // early (an eager send, of up to EagerLimit bytes) has been verified by
 // its receiver, and returns those that failed since the last Flush (with
 // ErrCorrupted, or a PeerError) — failures their receivers have reported
 // too. Call it before reading Stats, or before closing, to know that no
-// repair is still under way. For a Comm not of this package it does
-// nothing.
+// repair is still under way.
+//
+// c's own Flush does the work (Flusher); a Comm that is not a Flusher
+// cannot say whether anything it sent is still under way, and Flush
+// returns an error that wraps errors.ErrUnsupported.
 func Flush(ctx context.Context, c Comm) error {
-	eo, ok := c.(engineOf)
-	if !ok {
-		return nil
+	if f, ok := c.(Flusher); ok {
+		return f.Flush(ctx)
 	}
-	e := eo.engine()
+	return fmt.Errorf("channel: Flush: a %T cannot say whether its sends are settled (it is not a channel.Flusher): %w", c, errors.ErrUnsupported)
+}
+
+// flush is Flush for every context of the engine: eager sends are the
+// rank's, whichever layer sent them.
+func (e *engine) flush(ctx context.Context) error {
 	e.mu.Lock()
 	var idle chan struct{}
 	if e.eagerN > 0 {
@@ -1580,8 +1616,10 @@ type Stats struct {
 	Unrepaired                     uint64 // messages this rank gave up on
 }
 
-func (e *engine) statsNow() Stats {
-	c := &e.stats
+func (e *engine) statsNow() Stats { return e.stats.snapshot() }
+
+// snapshot reads the counters.
+func (c *counters) snapshot() Stats {
 	return Stats{
 		MessagesSent: c.msgsOut.Load(), MessagesReceived: c.msgsIn.Load(),
 		BytesSent: c.bytesOut.Load(), BytesReceived: c.bytesIn.Load(),
@@ -1590,13 +1628,29 @@ func (e *engine) statsNow() Stats {
 	}
 }
 
-// StatsOf returns the counters of the endpoint under c (zero for a Comm
-// not of this package).
-func StatsOf(c Comm) Stats {
-	if eo, ok := c.(engineOf); ok {
-		return eo.engine().statsNow()
+// StatsReporter is a Comm that keeps Stats (LookupStats). Every Comm of
+// this package is one: an Endpoint, a duplicate and a frame-level layer
+// report the counters of the endpoint under them, for all its layers; a
+// layer over a Comm of another package reports its own.
+type StatsReporter interface {
+	Stats() Stats
+}
+
+// LookupStats returns c's counters (StatsReporter), and whether it keeps
+// any: false, with zero Stats, for a Comm that does not.
+func LookupStats(c Comm) (Stats, bool) {
+	if r, ok := c.(StatsReporter); ok {
+		return r.Stats(), true
 	}
-	return Stats{}
+	return Stats{}, false
+}
+
+// StatsOf is LookupStats without its second result: zero Stats for a
+// Comm that keeps none, which LookupStats tells apart from a Comm that
+// has counted nothing yet.
+func StatsOf(c Comm) Stats {
+	s, _ := LookupStats(c)
+	return s
 }
 
 // eagerCopies keeps the copies of eager sends that ended verified for

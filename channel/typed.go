@@ -15,11 +15,14 @@ import (
 // element the two sides first differ and which basic types they have
 // there — what a byte count check lets through.
 //
-// Typed works over an Endpoint or a protection layer (the stamp then
-// rides with the protected message).
+// Typed works over any Comm. Over a Comm of this package (an Endpoint, a
+// duplicate, a layer) the stamp goes in a frame of its own ahead of the
+// message, and rides with the protected message's checks; over a Comm of
+// another package it goes at the head of the message (a typed header,
+// msglayer.go), and the receiver takes it off before the data reach buf.
 type Typed struct {
 	c   Comm
-	e   *engine
+	e   *engine // nil: c is not framed, and the stamp goes in the message
 	ctx uint32
 	p   *protection
 	alg sig.Algebra
@@ -31,19 +34,15 @@ type Typed struct {
 const maxDescription = 4096
 
 // WithTypes returns typed messaging over c, with signatures in alg (both
-// sides must use the same; sig.Default() if nil). c must be an Endpoint
-// or a protection layer over one.
+// sides must use the same; sig.Default() if nil).
 func WithTypes(c Comm, alg sig.Algebra) *Typed {
-	eo, ok := c.(engineOf)
-	if !ok {
-		panic(fmt.Sprintf("channel: WithTypes needs a Comm of this package, not %T", c))
-	}
 	if alg == nil {
 		alg = sig.Default()
 	}
-	t := &Typed{c: c, e: eo.engine(), alg: alg}
-	if l, ok := c.(*layer); ok {
-		t.ctx, t.p = l.ctx, l.p
+	t := &Typed{c: c, alg: alg}
+	if f, ok := c.(framed); ok {
+		t.e = f.engine()
+		t.ctx, t.p = f.context()
 	}
 	return t
 }
@@ -71,6 +70,9 @@ func (t *Typed) Send(ctx context.Context, dst, tag int, data []byte, dt *sig.Dat
 	if d := dt.String(); len(d) <= maxDescription {
 		b = append(b, d...)
 	}
+	if t.e == nil {
+		return t.sendInMessage(ctx, dst, tag, data, b)
+	}
 	if t.p != nil {
 		return t.e.sendProtected(ctx, t.p, t.ctx, dst, int64(tag), data, b)
 	}
@@ -93,7 +95,13 @@ func (t *Typed) Recv(ctx context.Context, src, tag int, buf []byte, dt *sig.Data
 	if uint64(len(buf)) < mine.Bytes {
 		return Status{}, fmt.Errorf("channel: a buffer of %d bytes for %d × %s (%d bytes)", len(buf), count, dt, mine.Bytes)
 	}
-	st, sp, err := t.e.recvStamped(ctx, t.ctx, src, int64(tag), buf)
+	var st Status
+	var sp stamp
+	if t.e == nil {
+		st, sp, err = t.recvInMessage(ctx, src, tag, buf)
+	} else {
+		st, sp, err = t.e.recvStamped(ctx, t.ctx, src, int64(tag), buf)
+	}
 	if err != nil {
 		return st, err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/sigcheck/sigcheck/sig"
 )
@@ -50,5 +51,29 @@ func TestTyped(t *testing.T) {
 		if err := t0.Send(ctx, 1, 5, data[1:], send, 1000); err == nil {
 			t.Errorf("%s: short data sent", base)
 		}
+	}
+}
+
+// TestTypedOnDup: typed messaging over a duplicate is on the duplicate's
+// matching space, not the endpoint's (WithTypes used to take context 0
+// for a duplicate of an Endpoint).
+func TestTypedOnDup(t *testing.T) {
+	eps, _ := NewLocal(2)
+	defer eps[0].Close()
+	defer eps[1].Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	dt := sig.Must(sig.ParseDatatype("int"))
+	t0, t1 := WithTypes(Dup(eps[0]), nil), WithTypes(Dup(eps[1]), nil)
+	must(t, t0.Send(ctx, 1, 3, []byte("typed"[:4]), dt, 1))
+	must(t, eps[0].Send(ctx, 1, 3, []byte("plain")))
+	buf := make([]byte, 8)
+	st, err := eps[1].Recv(ctx, 0, AnyTag, buf)
+	must(t, err)
+	if got := string(buf[:st.Len]); got != "plain" {
+		t.Fatalf("the endpoint's receive got %q", got)
+	}
+	if _, err := t1.Recv(ctx, 0, 3, buf[:4], dt, 1); err != nil {
+		t.Fatalf("the duplicate's typed receive: %v", err)
 	}
 }

@@ -281,3 +281,15 @@ func TestNodeServesOneGatherer(t *testing.T) {
 		t.Fatalf("a second Gatherer on one Node: %v", err)
 	}
 }
+
+// TestNewNeedsDuplicator: a Gatherer over a Comm it cannot duplicate is
+// an error, not a panic (channel.Dup used to panic on it).
+func TestNewNeedsDuplicator(t *testing.T) {
+	lay, _ := NewLayout(2, 1, Block)
+	eps := endpoints(t, "local", 2)
+	nodes := NewNodes(lay)
+	foreign := struct{ channel.Comm }{eps[0]} // a Comm of another package
+	if _, err := New(context.Background(), foreign, eps[0], lay, nodes[0]); !errors.Is(err, errors.ErrUnsupported) {
+		t.Fatalf("New over a %T: %v", foreign, err)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/cipher"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -120,7 +121,13 @@ type Gatherer struct {
 // with the same layout (node.Layout): rank 0 draws a fresh job key and
 // gives it to each rank sealed under their link's key, so a rank with
 // another layout fails with ErrLayout, one with other keys with ErrAuth.
+// c must be a channel.Duplicator (an error wrapping errors.ErrUnsupported
+// says it is not).
 func New(ctx context.Context, c channel.Comm, keys KeySource, lay Layout, node *Node, opts ...Option) (*Gatherer, error) {
+	dc, ok := c.(channel.Duplicator)
+	if !ok {
+		return nil, fmt.Errorf("encrypt: a %T cannot be duplicated (channel.Duplicator), and a Gatherer needs a matching space of its own: %w", c, errors.ErrUnsupported)
+	}
 	if lay.Size() != c.Size() {
 		return nil, fmt.Errorf("%w: a layout of %d ranks for a Comm of %d", ErrLayout, lay.Size(), c.Size())
 	}
@@ -138,7 +145,7 @@ func New(ctx context.Context, c channel.Comm, keys KeySource, lay Layout, node *
 	for _, o := range opts {
 		o(&g.opt)
 	}
-	g.c = channel.Dup(c)
+	g.c = channel.Dup(dc)
 	if g.opt.testHookWire != nil {
 		g.c = g.opt.testHookWire(g.c)
 	}

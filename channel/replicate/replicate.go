@@ -184,8 +184,13 @@ const (
 // New makes the replicated Comm of this native rank over c, whose Size
 // must be r·n. Every native rank calls New with the same r and options
 // (the same map), at the same point: New duplicates c (channel.Dup) seven
-// times for its own traffic. Close stops it.
+// times for its own traffic, so c must be a channel.Duplicator (an
+// error wrapping errors.ErrUnsupported says it is not). Close stops it.
 func New(c channel.Comm, r int, opts ...Option) (*Comm, error) {
+	dc, ok := c.(channel.Duplicator)
+	if !ok {
+		return nil, fmt.Errorf("replicate: a %T cannot be duplicated (channel.Duplicator), and replication needs matching spaces of its own: %w", c, errors.ErrUnsupported)
+	}
 	cfg := config{proto: MsgPlusHash, alg: "xxh3-128"}
 	for _, o := range opts {
 		o(&cfg)
@@ -227,9 +232,9 @@ func New(c channel.Comm, r int, opts ...Option) (*Comm, error) {
 		seq:  map[seqKey]uint64{},
 		done: make(chan struct{}),
 	}
-	x.dataU, x.hashU = channel.Dup(c), channel.Dup(c)
-	x.dataC, x.hashC = channel.Dup(c), channel.Dup(c)
-	x.repair, x.fix, x.ctl = channel.Dup(c), channel.Dup(c), channel.Dup(c)
+	x.dataU, x.hashU = channel.Dup(dc), channel.Dup(dc)
+	x.dataC, x.hashC = channel.Dup(dc), channel.Dup(dc)
+	x.repair, x.fix, x.ctl = channel.Dup(dc), channel.Dup(dc), channel.Dup(dc)
 	if cfg.inj != nil {
 		x.inj = newInjector(*cfg.inj, c.Rank())
 	}

@@ -516,7 +516,7 @@ func TestMalformedRecords(t *testing.T) {
 		t.Cleanup(func() { victim.Close() })
 		var repair channel.Comm
 		for range 5 { // the rogue's fifth duplicate is the victims' discovery context
-			repair = channel.Dup(nat[3])
+			repair = channel.Dup(nat[3].(channel.Duplicator))
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		tag := tagVerdict
