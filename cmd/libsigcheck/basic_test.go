@@ -1,7 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -125,5 +129,65 @@ func TestDatatypeChurnStaysBounded(t *testing.T) {
 	}
 	if f := j.findings(); len(f) != 0 {
 		t.Errorf("findings: %q", f)
+	}
+}
+
+// A datatype the library cannot decode passes through: the message is
+// delivered, the call is counted unchecked with the reason, and nothing
+// is reported.
+func TestUndecodableDatatypePassesThrough(t *testing.T) {
+	exe := compile(t, t.TempDir(), "ok_darray.c")
+	plain := mpiJob(t, 2, false, nil, exe)
+	j := mpiJob(t, 2, true, map[string]string{"SIGCHECK_ON_ERROR": "abort"}, exe)
+	if j.Stdout != plain.Stdout || j.Exit != 0 || strings.Contains(j.Stderr, "sigcheck:") {
+		t.Fatalf("stdout %q exit %d (without the library %q)\n%s", j.Stdout, j.Exit, plain.Stdout, j.Stderr)
+	}
+	var unchecked uint64
+	for _, s := range j.Summaries {
+		unchecked += s.Unchecked["send: undecodable datatype"] + s.Unchecked["recv: unchecked sender"]
+	}
+	if unchecked != 2 {
+		t.Errorf("want the send counted unchecked (undecodable datatype) and its receive (unchecked sender): %+v", j.Summaries)
+	}
+}
+
+// preloaded runs argv with the library preloaded, outside MPI.
+func preloaded(t *testing.T, argv ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = append(os.Environ(), "LD_PRELOAD="+library(t))
+	var so, se bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &so, &se
+	err := cmd.Run()
+	if ee, ok := err.(*exec.ExitError); ok {
+		return so.String(), se.String(), ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return so.String(), se.String(), 0
+}
+
+// A process that never calls MPI_Init gets nothing from the library: a
+// shell, and what it starts, run as they would without it.
+func TestNothingWithoutMPIInit(t *testing.T) {
+	out, errOut, code := preloaded(t, "/bin/sh", "-c", "echo one; /bin/sh -c 'echo two; exit 3'")
+	if out != "one\ntwo\n" || errOut != "" || code != 3 {
+		t.Errorf("stdout %q, stderr %q, exit %d; want one, two, nothing and 3", out, errOut, code)
+	}
+}
+
+// Loaded into a Go program (which has a runtime of its own), the library
+// says so in one line and the program exits 2 before its main runs.
+func TestRefusesGoProgram(t *testing.T) {
+	exe := filepath.Join(t.TempDir(), "goprog")
+	build := exec.Command("go", "build", "-o", exe, "./testdata/goprog")
+	build.Env = append(os.Environ(), "CGO_ENABLED=1")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	out, errOut, code := preloaded(t, exe)
+	lines := strings.Split(strings.TrimSpace(errOut), "\n")
+	if out != "" || code != 2 || len(lines) != 1 || !strings.HasPrefix(lines[0], "sigcheck: libsigcheck.so is preloaded into a Go program") {
+		t.Errorf("stdout %q, stderr %q, exit %d", out, errOut, code)
 	}
 }
