@@ -9,7 +9,9 @@ import (
 	"github.com/sigcheck/sigcheck/tree"
 )
 
-// End-to-end collectives of a Merkle layer. Each hop of a collective is
+// End-to-end collectives of a Merkle layer (a view whose protection is
+// Merkle's; a checksum layer's run over its checked messages, and an
+// unprotected context's are the plain ones). Each hop of a collective is
 // already protected (the layer's Send and Recv); what these add is a check
 // of every block against the root computed by the rank that owns it, so
 // that data corrupted inside a rank that forwards it (in memory, not on
@@ -21,11 +23,11 @@ import (
 // received from a collective (in memory, where no wire check sees it).
 var testHookCorrupt func(c Comm, b []byte)
 
-func (l *layer) treeOpts() []tree.Option {
+func (l *view) treeOpts() []tree.Option {
 	return append(l.p.treeOpts[:len(l.p.treeOpts):len(l.p.treeOpts)], tree.Workers(1))
 }
 
-func (l *layer) rootOf(b []byte) (csum.Value, error) {
+func (l *view) rootOf(b []byte) (csum.Value, error) {
 	t, err := tree.Build(b, l.treeOpts()...)
 	if err != nil {
 		return csum.Value{}, err
@@ -34,10 +36,13 @@ func (l *layer) rootOf(b []byte) (csum.Value, error) {
 }
 
 // Bcast broadcasts buf from root, checking every rank's copy against the
-// root's tree root.
-func (l *layer) Bcast(ctx context.Context, root int, buf []byte) error {
+// root's tree root. On an unprotected context it is BinomialBcast.
+func (l *view) Bcast(ctx context.Context, root int, buf []byte) error {
+	if l.p == nil {
+		return BinomialBcast(ctx, l, root, buf)
+	}
 	if !l.sys {
-		return l.reserved().(*layer).Bcast(ctx, root, buf)
+		return l.reserved().(*view).Bcast(ctx, root, buf)
 	}
 	seq := l.nextColl()
 	if err := checkRank(l, root, "root"); err != nil {
@@ -87,12 +92,12 @@ func (l *layer) Bcast(ctx context.Context, root int, buf []byte) error {
 	return l.bcastRepair(ctx, seq, buf, rm[:3+hs])
 }
 
-func (l *layer) hashSize() int { return l.p.h.Size() }
+func (l *view) hashSize() int { return l.p.h.Size() }
 
 // bcastCheck is a non-root's side: say whether its copy is right, and
 // take the root's until it is.
 // A rank whose buffer has the wrong length (misfit) says so with flag 2.
-func (l *layer) bcastCheck(ctx context.Context, seq uint32, root int, buf []byte, want csum.Value, misfit bool) error {
+func (l *view) bcastCheck(ctx context.Context, seq uint32, root int, buf []byte, want csum.Value, misfit bool) error {
 	tagFlag, tagRoot, tagRepair := collTag(seq, kindE2EFlag), collTag(seq, kindE2ERoot), collTag(seq, kindE2ERepair)
 	for round := 0; ; round++ {
 		got, err := l.rootOf(buf)
@@ -139,7 +144,7 @@ func (l *layer) bcastCheck(ctx context.Context, seq uint32, root int, buf []byte
 
 // bcastRepair is the root's side: hear every rank, resend to those whose
 // copy is wrong, all at once, until none is.
-func (l *layer) bcastRepair(ctx context.Context, seq uint32, buf, rm []byte) (err error) {
+func (l *view) bcastRepair(ctx context.Context, seq uint32, buf, rm []byte) (err error) {
 	tagFlag, tagRoot, tagRepair := collTag(seq, kindE2EFlag), collTag(seq, kindE2ERoot), collTag(seq, kindE2ERepair)
 	var bad, misfits []int
 	for range l.Size() - 1 {
@@ -186,10 +191,13 @@ func (l *layer) bcastRepair(ctx context.Context, seq uint32, buf, rm []byte) (er
 }
 
 // Allgather gathers every rank's block, each checked against the root its
-// owner computed.
-func (l *layer) Allgather(ctx context.Context, send, recv []byte) error {
+// owner computed. On an unprotected context it is Allgather's own.
+func (l *view) Allgather(ctx context.Context, send, recv []byte) error {
+	if l.p == nil {
+		return allgather(ctx, l, send, recv)
+	}
 	if !l.sys {
-		return l.reserved().(*layer).Allgather(ctx, send, recv)
+		return l.reserved().(*view).Allgather(ctx, send, recv)
 	}
 	seq := l.nextColl()
 	p, r, n := l.Size(), l.Rank(), len(send)

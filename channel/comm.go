@@ -124,9 +124,10 @@ func (r *Request) Done() <-chan struct{} { return r.done }
 
 // Isend sends in the background; data must not change until Wait returns.
 // On a Comm over this package's engine (an Endpoint, a duplicate, a
-// layer over either) the send takes its place before Isend returns: messages to one rank are matched in the order of the Isend
-// and Send calls that sent them, as MPI's non-overtaking rule says,
-// whichever goroutine gets to write first.
+// layer over either) the send takes its place before Isend returns:
+// messages to one rank are matched in the order of the Isend and Send
+// calls that sent them, as MPI's non-overtaking rule says, whichever
+// goroutine gets to write first.
 func Isend(ctx context.Context, c Comm, dst, tag int, data []byte) *Request {
 	r := &Request{done: make(chan struct{})}
 	send := func() error { return c.Send(ctx, dst, tag, data) }

@@ -211,73 +211,8 @@ func newLayer(c Comm, p *protection, opts []Option) (Comm, error) {
 	if !ok {
 		return newMsgLayer(c, p)
 	}
-	e := f.engine()
-	id := e.nextCtx.Add(1)
-	e.register(id, p)
-	return &layer{e: e, ctx: id, p: p}, nil
+	return f.engine().dup(p), nil
 }
-
-// layer is a protected Comm: a context of an engine.
-type layer struct {
-	e   *engine
-	ctx uint32
-	p   *protection
-	sys bool // a view for the package's protocols (reserved tags allowed)
-}
-
-func (l *layer) reserved() Comm {
-	if l.sys {
-		return l
-	}
-	q := *l
-	q.sys = true
-	return &q
-}
-
-func (l *layer) engine() *engine                { return l.e }
-func (l *layer) context() (uint32, *protection) { return l.ctx, l.p }
-func (l *layer) nextColl() uint32               { return l.e.nextColl(l.ctx) }
-func (l *layer) Rank() int                      { return l.e.rank }
-func (l *layer) Size() int                      { return l.e.size }
-
-func (l *layer) Send(ctx context.Context, dst, tag int, data []byte) error {
-	if err := checkSend(l, dst, tag, l.sys); err != nil {
-		return err
-	}
-	return l.e.sendProtected(ctx, l.p, l.ctx, dst, int64(tag), data, nil)
-}
-
-func (l *layer) Recv(ctx context.Context, src, tag int, buf []byte) (Status, error) {
-	if err := checkRecv(l, src, tag, l.sys); err != nil {
-		return Status{}, err
-	}
-	return l.e.recv(ctx, l.ctx, src, int64(tag), buf)
-}
-
-func (l *layer) postSend(ctx context.Context, dst, tag int, data []byte) func() error {
-	if err := checkSend(l, dst, tag, l.sys); err != nil {
-		return func() error { return err }
-	}
-	t := l.e.ticket(dst)
-	return func() error { return l.e.sendProtectedIn(ctx, t, l.p, l.ctx, dst, int64(tag), data, nil) }
-}
-
-func (l *layer) post(src, tag int, buf []byte) (*recvReq, error) {
-	if err := checkRecv(l, src, tag, l.sys); err != nil {
-		return nil, err
-	}
-	return l.e.post(l.ctx, src, int64(tag), buf)
-}
-
-// Stats returns the counters of the endpoint under the layer.
-func (l *layer) Stats() Stats { return l.e.statsNow() }
-
-// Flush waits for the eager sends of the endpoint under the layer (see
-// Flush).
-func (l *layer) Flush(ctx context.Context) error { return l.e.flush(ctx) }
-
-// Dup returns a duplicate of the layer, protected the same way (see Dup).
-func (l *layer) Dup() Comm { return l.e.dup(l.p) }
 
 // pending is a protected send waiting for the receiver: the control
 // frames about its message, queued by the transport for the sending

@@ -140,7 +140,7 @@ func NewEndpoint(rank, size int, open func(Frames) (Transport, error), opts ...T
 	in, ok := tx.(Inliner)
 	e.ctl = newCtlQueue(e, ok && in.Inline())
 	e.tx = inject(tx, cfg.inj, rank, &e.stats)
-	ep := &Endpoint{e: e}
+	ep := &Endpoint{view: view{e: e}}
 	if e.tx == t {
 		ep.native = nativeOf(t)
 	}
