@@ -37,4 +37,31 @@
 // Tags from ReservedTag up belong to the package's own protocols, and
 // AnyTag never matches them: control traffic is never taken for a user's
 // message.
+//
+// # Files
+//
+// The user's surface:
+//   - comm.go: Comm, Status, the errors, Isend, Irecv, WaitAll;
+//   - view.go: Endpoint and the one view of an engine's context that
+//     every Comm of the engine is (an Endpoint's, a duplicate's, a
+//     layer's); dup.go: Dup and Duplicator;
+//   - coll.go, coll_merkle.go, native.go: the collectives, a Merkle
+//     layer's end-to-end ones, a transport's own; validate.go:
+//     ValidateSender and ValidateReceiver;
+//   - protect.go: the protection options and layers, Flush, Stats;
+//     msglayer.go: protection and Typed over a Comm of another package;
+//     typed.go: Typed.
+//
+// The engine, one per rank (engine.go, its state and lifecycle), moves
+// messages: sendorder.go and order.go keep their order, ids.go drops
+// duplicates, recycle.go reuses what a message costs, ctl.go sends a
+// receiver's control frames.
+//
+// The protection protocol: sender.go, transmit.go and pending.go are a
+// protected send's side, guard.go a protected message's, protocol.go
+// the payloads they exchange.
+//
+// The transports, behind the boundary of transport.go: local.go (in
+// process), tcp.go, tcpread.go, tcpenv.go, loopback.go, congestion*.go
+// and poll_*.go (TCP); inject.go damages frames on their way out.
 package channel

@@ -22,7 +22,7 @@ import (
 // buffer, in arrival order, for a receive. Messages on a protected
 // context are checked as they arrive (guard.go) and handed to their
 // receive only once whole and verified; their senders wait for the
-// verdict (protect.go).
+// verdict (sender.go).
 type engine struct {
 	rank, size int
 	tx         Transport
