@@ -53,9 +53,11 @@
 //     typed.go: Typed.
 //
 // The engine, one per rank (engine.go, its state and lifecycle), moves
-// messages: sendorder.go and order.go keep their order, ids.go drops
-// duplicates, recycle.go reuses what a message costs, ctl.go sends a
-// receiver's control frames.
+// messages: match.go matches them to receives, arrive.go takes the
+// frames a transport delivers, send.go hands frames to the transport;
+// sendorder.go and order.go keep their order, ids.go drops duplicates,
+// recycle.go reuses what a message costs, ctl.go sends a receiver's
+// control frames.
 //
 // The protection protocol: sender.go, transmit.go and pending.go are a
 // protected send's side, guard.go a protected message's, protocol.go

@@ -17,7 +17,7 @@ import (
 // datatype stamps that go ahead of messages), and its waits for them
 // (next, waitTimer). Eager sends, which return before their verdict, are
 // served from here after their Send has returned, from a kept copy of
-// their data.
+// their data, and forgotten once verified or failed (eagerEnd, failSend).
 
 // pending is a protected send waiting for the receiver: the control
 // frames about its message, queued by the transport for the sending
@@ -448,5 +448,36 @@ func eagerCopy(data []byte) *[]byte {
 func keepEagerCopy(p *[]byte) {
 	if p != nil && cap(*p) > 0 {
 		eagerCopies.Put(p)
+	}
+}
+
+// failSend fails a protected send; one that has returned to its caller
+// (eager) and has no goroutine serving it is forgotten here. Called with
+// e.mu held.
+func (e *engine) failSend(id uint64, p *pending, err error) {
+	p.fail(err)
+	if p.eager != nil && !p.started {
+		e.eagerEnd(id, p, err)
+	}
+}
+
+// eagerEnd forgets an eager send (one that has returned to its caller)
+// once its receiver has verified it, or it failed. Under e.mu.
+func (e *engine) eagerEnd(id uint64, ps *pending, err error) {
+	if e.sends[id] == ps {
+		delete(e.sends, id)
+	}
+	e.eagerBytes.Add(-int64(len(ps.eager.data)))
+	if err != nil {
+		e.stats.bad.Add(1)
+		if len(e.eagerErrs) < 16 {
+			e.eagerErrs = append(e.eagerErrs, err)
+		}
+	}
+	if e.eagerN--; e.eagerN == 0 {
+		for _, ch := range e.eagerIdle {
+			close(ch)
+		}
+		e.eagerIdle = nil
 	}
 }

@@ -1,0 +1,233 @@
+package channel
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/zeebo/xxh3"
+
+	"github.com/sigcheck/sigcheck/internal/wire"
+)
+
+// Sending: a message is cut into frames and handed to the transport, in
+// batches where the transport writes several frames at once (sendData,
+// sendBatched), with the verdicts held for the same peer riding ahead of
+// them (frameWithHeld). A protected message goes through sender.go.
+
+// send cuts a message into frames and hands them to the transport (or,
+// to itself, straight to its own engine).
+func (e *engine) send(ctx context.Context, ctxID uint32, dst int, tag int64, data, stamp []byte) error {
+	return e.sendIn(ctx, e.turnFor(dst), ctxID, dst, tag, data, stamp)
+}
+
+// sendIn is send in the turn of ticket t, which it ends (or gives up).
+func (e *engine) sendIn(ctx context.Context, t ticket, ctxID uint32, dst int, tag int64, data, stamp []byte) error {
+	if err := t.wait(ctx); err != nil {
+		return err
+	}
+	err := e.sendNow(ctx, ctxID, dst, tag, data, stamp)
+	t.done()
+	return err
+}
+
+// sendNow is send's work, in its turn.
+func (e *engine) sendNow(ctx context.Context, ctxID uint32, dst int, tag int64, data, stamp []byte) error {
+	if err := e.ready(ctx, dst); err != nil {
+		return err
+	}
+	h := wire.Header{Kind: wire.KindMsg, Ctx: ctxID, Tag: tag, ID: e.nextID.Add(1), Total: int64(len(data))}
+	if err := e.sendStamp(ctx, dst, &h, stamp); err != nil {
+		return err
+	}
+	if err := e.sendData(ctx, dst, h, data, MaxFrame, nil); err != nil {
+		return err
+	}
+	e.stats.msgsOut.Add(1)
+	e.stats.bytesOut.Add(uint64(len(data)))
+	return nil
+}
+
+// sendStamp sends a message's datatype stamp ahead of it, if it has one.
+func (e *engine) sendStamp(ctx context.Context, dst int, h *wire.Header, stamp []byte) error {
+	if stamp == nil {
+		return nil
+	}
+	sh := wire.Header{Kind: wire.KindStamp, Ctx: h.Ctx, Tag: h.Tag, ID: h.ID, Total: h.Total, Plen: len(stamp), Sum: xxh3.Hash(stamp)}
+	return e.frame(ctx, dst, &sh, stamp)
+}
+
+// ready checks that a send to dst can start.
+func (e *engine) ready(ctx context.Context, dst int) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if !e.broken.Load() {
+		return nil // the usual case, without the lock
+	}
+	e.mu.Lock()
+	closed, lost := e.closed, e.lost[dst]
+	e.mu.Unlock()
+	if closed {
+		return ErrClosed
+	}
+	if lost != nil {
+		return &PeerError{Rank: dst, Err: lost}
+	}
+	return nil
+}
+
+// sendData sends data as KindMsg and KindData frames of at most chunk
+// bytes, with h's fields otherwise, calling each(offset, payload) on
+// every frame before it goes (to checksum or hash it; what it returns is
+// the frame's Sum). If a send fails after the first frame, the receiver
+// is told the message is abandoned. The header is a value, and each
+// never sees it, so that it stays off the heap.
+func (e *engine) sendData(ctx context.Context, dst int, h wire.Header, data []byte, chunk int, each func(off int64, p []byte) uint64) error {
+	if bs, ok := e.tx.(batchSender); ok && dst != e.rank && len(data) > chunk {
+		return e.sendBatched(ctx, bs, dst, h, data, chunk, each)
+	}
+	for off := 0; ; {
+		n := min(chunk, len(data)-off)
+		h.Plen, h.Offset = n, int64(off)
+		p := data[off : off+n]
+		if each != nil {
+			h.Sum = each(h.Offset, p)
+		}
+		if err := e.frame(ctx, dst, &h, p); err != nil {
+			if off > 0 {
+				e.abandon(dst, &h)
+			}
+			return err
+		}
+		off += n
+		h.Kind = wire.KindData
+		if off >= len(data) {
+			return nil
+		}
+	}
+}
+
+// batchSender is a Transport that writes several frames to one peer in
+// one call (tcpTx: one writev).
+type batchSender interface {
+	sendBatch(ctx context.Context, dst int, hs []wire.Header, ps [][]byte) error
+}
+
+// maxBatch bounds the bytes of the frames sendBatched hands the
+// transport at once: one write's piece (writePiece), so that the sender
+// hashes the next batch while the receiver copies out this one; in
+// larger batches a 1 MiB message would be hashed whole before any of it
+// was written (BenchmarkProtectionOverhead/transport=tcp/size=1MiB,
+// checksum/none).
+const maxBatch = writePiece
+
+// sendBatched is sendData over a batchSender: the frames of a message go
+// in batches of up to maxBatch bytes, each batch in one write (of small
+// chunks, several frames in one system call).
+func (e *engine) sendBatched(ctx context.Context, bs batchSender, dst int, h wire.Header, data []byte, chunk int, each func(off int64, p []byte) uint64) error {
+	k := min((len(data)+chunk-1)/chunk, max(1, maxBatch/chunk))
+	b := batches.Get().(*batch)
+	defer b.release()
+	hs, ps := b.hs[:0], b.ps[:0]
+	defer func() { b.hs, b.ps = hs, ps }() // grown, for the next
+	for off := 0; off < len(data); {
+		hs, ps = hs[:0], ps[:0]
+		start := off
+		for ; off < len(data) && len(hs) < k; off += min(chunk, len(data)-off) {
+			n := min(chunk, len(data)-off)
+			h.Plen, h.Offset = n, int64(off)
+			p := data[off : off+n]
+			if each != nil {
+				h.Sum = each(h.Offset, p)
+			}
+			hs, ps = append(hs, h), append(ps, p)
+			h.Kind = wire.KindData
+		}
+		held := 0
+		if start == 0 && e.ctl.heldN.Load() > 0 {
+			// The verdicts held for dst go ahead of the first batch in
+			// its write, as with frameWithHeld: taken now that the batch
+			// is hashed, so that the hold's timer sends them meanwhile.
+			b.fs = e.ctl.takeHeld(dst, b.fs[:0])
+			for i, f := range b.fs {
+				hs, ps = slices.Insert(hs, i, f.h), slices.Insert(ps, i, f.payload)
+			}
+			held = len(b.fs)
+			e.ctl.rode.Add(uint64(held))
+		}
+		if err := bs.sendBatch(ctx, dst, hs, ps); err != nil {
+			if start > 0 || len(hs)-held > 1 {
+				e.abandon(dst, &h)
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// frame sends one frame to dst (to itself: straight to its own engine).
+func (e *engine) frame(ctx context.Context, dst int, h *wire.Header, p []byte) error {
+	if dst == e.rank {
+		return e.arrive(e.rank, *h, bytesFill(p))
+	}
+	if e.ctl.heldN.Load() > 0 {
+		if bs, ok := e.tx.(batchSender); ok {
+			return e.frameWithHeld(ctx, bs, dst, h, p)
+		}
+	}
+	return e.tx.Send(ctx, dst, *h, p)
+}
+
+// frameWithHeld sends a frame to dst behind the verdicts held for dst
+// (ctlQueue.hold), in one write.
+func (e *engine) frameWithHeld(ctx context.Context, bs batchSender, dst int, h *wire.Header, p []byte) error {
+	b := batches.Get().(*batch)
+	defer b.release()
+	b.fs = e.ctl.takeHeld(dst, b.fs[:0])
+	if len(b.fs) == 0 {
+		return e.tx.Send(ctx, dst, *h, p)
+	}
+	for _, f := range b.fs {
+		b.hs, b.ps = append(b.hs, f.h), append(b.ps, f.payload)
+	}
+	b.hs, b.ps = append(b.hs, *h), append(b.ps, p)
+	e.ctl.rode.Add(uint64(len(b.fs)))
+	return bs.sendBatch(ctx, dst, b.hs, b.ps)
+}
+
+// batch is the scratch of frameWithHeld and sendBatched, pooled: a send
+// allocates nothing.
+type batch struct {
+	fs []ctlFrame
+	hs []wire.Header
+	ps [][]byte
+}
+
+var batches = sync.Pool{New: func() any { return new(batch) }}
+
+// release puts b back in batches, empty.
+func (b *batch) release() {
+	b.reset()
+	batches.Put(b)
+}
+
+// reset empties b. The frames' and the callers' payloads are not the
+// pool's to keep: cleared to their capacity, since a shorter batch after
+// a longer one (sendBatched's last) leaves the longer one's pointers past
+// its length.
+func (b *batch) reset() {
+	clear(b.fs[:cap(b.fs)])
+	clear(b.ps[:cap(b.ps)])
+	b.fs, b.hs, b.ps = b.fs[:0], b.hs[:0], b.ps[:0]
+}
+
+// abandon tells dst that the message of h will not be finished, so that a
+// receive bound to it fails rather than waits.
+func (e *engine) abandon(dst int, h *wire.Header) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	a := wire.Header{Kind: wire.KindAbort, Ctx: h.Ctx, Tag: h.Tag, ID: h.ID, Total: h.Total, Seq: h.Seq, Sum: xxh3.Hash(nil)}
+	e.frame(ctx, dst, &a, nil)
+}
