@@ -438,6 +438,8 @@ type rankSummary struct {
 	Mismatches uint64            `json:"mismatches"`
 	Corrupt    uint64            `json:"corrupt"`
 	Injected   uint64            `json:"injected"`
+	Repaired   uint64            `json:"repaired"`
+	Unrepaired uint64            `json:"unrepaired"`
 	Findings   []rankFinding     `json:"findings"`
 	Suppressed int               `json:"suppressed"`
 	Undecoded  map[string]int    `json:"undecoded"`
@@ -497,6 +499,8 @@ type mpirunSummary struct {
 	Mismatches uint64            `json:"mismatches"`
 	Corrupt    uint64            `json:"corrupt"`
 	Injected   uint64            `json:"injected"`
+	Repaired   uint64            `json:"repaired"`
+	Unrepaired uint64            `json:"unrepaired"`
 	Findings   int               `json:"findings"`   // kept in the rows
 	Suppressed int               `json:"suppressed"` // counted, not kept
 	Rows       []json.RawMessage `json:"rows"`
@@ -523,6 +527,8 @@ func mergeSummaries(command []string, status int, rows []rankSummary) *mpirunSum
 		m.Mismatches += r.Mismatches
 		m.Corrupt += r.Corrupt
 		m.Injected += r.Injected
+		m.Repaired += r.Repaired
+		m.Unrepaired += r.Unrepaired
 		m.Findings += len(r.Findings)
 		m.Suppressed += r.Suppressed
 		m.Rows = append(m.Rows, r.raw)
@@ -631,6 +637,12 @@ func foundPhrase(m *mpirunSummary) string {
 	if m.Corrupt > 0 {
 		found = append(found, counted(m.Corrupt, "corrupt message"))
 	}
+	if m.Mode == "repair" && m.Corrupt > 0 {
+		found = append(found, fmt.Sprintf("%d repaired", m.Repaired))
+		if m.Unrepaired > 0 {
+			found = append(found, fmt.Sprintf("%d not repaired", m.Unrepaired))
+		}
+	}
 	if len(found) == 0 {
 		found = append(found, "nothing found")
 	}
@@ -661,6 +673,10 @@ func writeRankTable(b *strings.Builder, m *mpirunSummary, rows []rankSummary) {
 	if checksum {
 		head = append(head, "corrupt", "injected")
 	}
+	repair := m.Mode == "repair"
+	if repair {
+		head = append(head, "repaired", "unrepaired")
+	}
 	unchecked := len(m.Unchecked) > 0
 	if unchecked {
 		head = append(head, "unchecked")
@@ -680,6 +696,9 @@ func writeRankTable(b *strings.Builder, m *mpirunSummary, rows []rankSummary) {
 		row = append(row, strconv.FormatUint(r.Mismatches, 10))
 		if checksum {
 			row = append(row, strconv.FormatUint(r.Corrupt, 10), strconv.FormatUint(r.Injected, 10))
+		}
+		if repair {
+			row = append(row, strconv.FormatUint(r.Repaired, 10), strconv.FormatUint(r.Unrepaired, 10))
 		}
 		if unchecked {
 			row = append(row, strconv.FormatUint(skipped, 10))
