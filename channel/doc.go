@@ -60,8 +60,11 @@
 // control frames.
 //
 // The protection protocol: sender.go, transmit.go and pending.go are a
-// protected send's side, guard.go a protected message's, protocol.go
-// the payloads they exchange.
+// protected send's side, guard.go a protected message's; protocol.go is
+// the payload grammar they speak (verdicts, asks, flags, the tripled
+// verdict, resend lists, and the message-level formats of msglayer.go),
+// with FuzzPayload beside it in protocol_test.go and its seeds in
+// testdata/fuzz/FuzzPayload.
 //
 // The transports, behind the boundary of transport.go: local.go (in
 // process), tcp.go, tcpread.go, tcpenv.go, loopback.go, congestion*.go

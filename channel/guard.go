@@ -1,8 +1,6 @@
 package channel
 
 import (
-	"bytes"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
@@ -82,12 +80,6 @@ func (g *guard) open(p *protection, h wire.Header) error {
 	return nil
 }
 
-// Reasons of a verdictDiscarded, its second byte.
-const (
-	discardTruncated = 1 // the receive buffer is shorter than the message
-	discardCanceled  = 2 // the receive was canceled while the message came
-)
-
 // discard tells the sender that the receiver has thrown the message away
 // and why, so that its Send ends (with a *DiscardError) instead of
 // waiting for a verdict that would never come. A message whose bytes are
@@ -103,12 +95,6 @@ func (g *guard) discard(e *engine, m *message, reason byte) {
 		e.complete(m, errDiscarded)
 	}
 }
-
-// maxListed bounds the parts one control frame lists or answers for:
-// with uvarints of up to 10 bytes and hashes of up to 16, any list fits
-// in a frame with room to spare, whatever the number of damaged parts;
-// more are asked for in the next exchange.
-const maxListed = 1 << 15
 
 // onData checks the frame just written at h.Offset of buf (the message's
 // bytes up to the frame's end). Not under e.mu.
@@ -301,10 +287,9 @@ func (g *guard) resendSegments(e *engine, m *message, again bool) {
 	segs := g.queue[:n]
 	g.queue = g.queue[n:]
 	g.retry, g.out = g.retry[:0], n
-	b := []byte{verdictSegments}
-	b = binary.AppendUvarint(b, uint64(n))
+	b := appendResendHead(nil, verdictSegments, n)
 	for _, j := range segs {
-		b = binary.AppendUvarint(b, uint64(j))
+		b = appendSegment(b, j)
 	}
 	g.control(e, m, wire.KindVerdict, b)
 }
@@ -324,9 +309,8 @@ func (g *guard) resendRanges(e *engine, m *message) {
 	if g.want == nil {
 		g.want = map[int64]int64{}
 	}
-	b := []byte{verdictRanges}
 	n := min(len(g.again)+len(g.bad), maxListed)
-	b = binary.AppendUvarint(b, uint64(n))
+	b := appendResendHead(nil, verdictRanges, n)
 	for range n {
 		var s span
 		if len(g.again) > 0 {
@@ -335,8 +319,7 @@ func (g *guard) resendRanges(e *engine, m *message) {
 			s, g.bad = g.bad[0], g.bad[1:]
 		}
 		g.want[s.off] = s.n
-		b = binary.AppendUvarint(b, uint64(s.off))
-		b = binary.AppendUvarint(b, uint64(s.n))
+		b = appendRange(b, s.off, s.n)
 	}
 	g.control(e, m, wire.KindVerdict, b)
 }
@@ -599,33 +582,6 @@ func (g *guard) final(e *engine, m *message, body []byte) {
 	}
 	e.remember(m, body)
 }
-
-// verdictHeader is the header of a final verdict about a message.
-func verdictHeader(ctx uint32, tag int64, id uint64, total int64) wire.Header {
-	return wire.Header{Kind: wire.KindVerdict, Ctx: ctx, Tag: tag, ID: id, Total: total, Flags: flagTriple}
-}
-
-// triple is a final verdict's payload: its body three times over.
-func triple(body []byte) []byte {
-	switch {
-	case len(body) == 1 && body[0] == verdictOK:
-		return okTriple
-	case len(body) == 1 && body[0] == verdictFail:
-		return failTriple
-	}
-	return bytes.Repeat(body, 3)
-}
-
-// The bodies of verdicts, and the payloads of the common final ones,
-// shared: frames never write into their payloads. (Found by a switch,
-// not a map keyed by the body: a map would hash the body for every
-// verdict, on the way of every small protected message.)
-var (
-	okVerdict, failVerdict = []byte{verdictOK}, []byte{verdictFail}
-	unknownVerdict         = []byte{verdictUnknown}
-	okTriple               = bytes.Repeat(okVerdict, 3)
-	failTriple             = bytes.Repeat(failVerdict, 3)
-)
 
 // remember keeps the final verdict (body) of a finished message for a
 // while: if it reaches the sender corrupted, the sender asks for it again

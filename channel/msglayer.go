@@ -3,12 +3,10 @@ package channel
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"sync"
 
-	"github.com/sigcheck/sigcheck/csum"
 	"github.com/sigcheck/sigcheck/sig"
 )
 
@@ -20,7 +18,8 @@ import (
 // repaired: the Recv fails with ErrCorrupted, and the sender, whose Send
 // has returned, does not hear of it. Over a Comm of this package the
 // frame-level path (framed) does better: each frame is checked as it
-// arrives, and only what was damaged is sent again.
+// arrives, and only what was damaged is sent again. The formats of the
+// checks and of a typed message's header are protocol.go's.
 
 // msgLayer is a protection layer over a Comm of another package.
 type msgLayer struct {
@@ -153,78 +152,6 @@ func msgBuf(n int) *[]byte {
 	}
 	b := make([]byte, n)
 	return &b
-}
-
-// The message-level formats. A layer's check goes after the message's
-// bytes, so that the bytes are where a receive wants them:
-//
-//	data ‖ sum (8 bytes, little-endian) ‖ algorithm (1) ‖ trailerSum (1)
-//	data ‖ root (8 or 16 bytes, low half first) ‖ its size (1) ‖ trailerRoot (1)
-//
-// The sum is the checksum folded to 64 bits (fold), as in a frame's
-// header; the algorithm its number in the frames' flags (algIndex). A
-// typed message over a Comm of another package starts with its header:
-//
-//	n (2 bytes, little-endian) ‖ stamp and description (n bytes) ‖ data
-const (
-	trailerSum  = 1
-	trailerRoot = 2
-
-	msgSumTrailer = 8 + 2
-	maxTypedHead  = 2 + maxStampSize
-)
-
-func appendSumTrailer(b []byte, sum uint64, alg byte) []byte {
-	return append(binary.LittleEndian.AppendUint64(b, sum), alg, trailerSum)
-}
-
-func appendRootTrailer(b []byte, root csum.Value, size int) []byte {
-	b = binary.LittleEndian.AppendUint64(b, root.Lo)
-	if size == 16 {
-		b = binary.LittleEndian.AppendUint64(b, root.Hi)
-	}
-	return append(b, byte(size), trailerRoot)
-}
-
-// splitTrailer splits a message of a layer whose trailer is n bytes into
-// its data and its check: the sum (in Lo for a checksum), the trailer's
-// parameter (an algorithm's number, a root's size) and its kind.
-func splitTrailer(b []byte, n int) (data []byte, sum csum.Value, param, kind byte, err error) {
-	if n < 2 || len(b) < n {
-		return nil, csum.Value{}, 0, 0, fmt.Errorf("%d bytes, shorter than a check of %d", len(b), n)
-	}
-	data, t := b[:len(b)-n], b[len(b)-n:]
-	param, kind = t[n-2], t[n-1]
-	switch {
-	case kind == trailerSum && n == msgSumTrailer:
-	case kind == trailerRoot && (n == 8+2 || n == 16+2) && int(param) == n-2:
-	default:
-		return nil, csum.Value{}, 0, 0, fmt.Errorf("a check of kind %d in %d bytes", kind, n)
-	}
-	sum.Lo = binary.LittleEndian.Uint64(t)
-	if n == 16+2 {
-		sum.Hi = binary.LittleEndian.Uint64(t[8:])
-	}
-	return data, sum, param, kind, nil
-}
-
-// appendTypedHead appends a typed message's header: its stamp and
-// description (meta).
-func appendTypedHead(b, meta []byte) []byte {
-	return append(binary.LittleEndian.AppendUint16(b, uint16(len(meta))), meta...)
-}
-
-// splitTyped splits a typed message into its stamp and description, and
-// its data.
-func splitTyped(b []byte) (meta, data []byte, err error) {
-	if len(b) < 2 {
-		return nil, nil, fmt.Errorf("%w: a typed message of %d bytes, shorter than its header", ErrProtocol, len(b))
-	}
-	n := int(binary.LittleEndian.Uint16(b))
-	if n > maxStampSize || 2+n > len(b) {
-		return nil, nil, fmt.Errorf("%w: a typed header of %d bytes in a message of %d", ErrProtocol, n, len(b))
-	}
-	return b[2 : 2+n], b[2+n:], nil
 }
 
 // sendInMessage sends a typed message over a Comm of another package: its

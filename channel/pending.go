@@ -408,14 +408,6 @@ func keep(b []byte) []byte {
 	return bytes.Clone(b)
 }
 
-// maxStamps bounds the stamps waiting for their messages, and
-// maxStampSize each one (a signature stamp and a description of at most
-// maxDescription bytes): 16 MiB in all at most.
-const (
-	maxStamps    = 1024
-	maxStampSize = 16 << 10
-)
-
 // eagerCopies keeps the copies of eager sends that ended verified for
 // the next eager sends: over TCP the verdict comes after Send has
 // returned, so every eager send copies its data, and a fresh copy each

@@ -2,7 +2,6 @@ package channel
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
@@ -307,13 +306,7 @@ func (s *sender) verdict(ctx context.Context, b []byte) (done bool, err error) {
 		}
 		return false, s.transmit(ctx)
 	case verdictDiscarded:
-		why := ErrProtocol
-		if len(b) == 2 && b[1] == discardTruncated {
-			why = ErrTruncated
-		} else if len(b) == 2 && b[1] == discardCanceled {
-			why = ErrCanceled
-		}
-		return true, &DiscardError{Rank: s.dst, ID: s.h.ID, Why: why}
+		return true, &DiscardError{Rank: s.dst, ID: s.h.ID, Why: discardWhy(b)}
 	case verdictRanges, verdictSegments:
 		ranges, err := s.parseResend(b)
 		if err != nil {
@@ -343,26 +336,16 @@ func (s *sender) verdict(ctx context.Context, b []byte) (done bool, err error) {
 // parseResend reads the parts a verdict asks for as byte ranges, checking
 // each against the message (a peer's word is not trusted for sizes).
 func (s *sender) parseResend(b []byte) ([][2]int64, error) {
-	r := b[1:]
-	n, k := binary.Uvarint(r)
-	if k <= 0 || n > uint64(len(r)) {
-		return nil, fmt.Errorf("%w: resend list from rank %d", ErrProtocol, s.dst)
+	parts, err := decodeResend(b)
+	if err != nil {
+		return nil, fmt.Errorf("%w: resend list from rank %d: %v", ErrProtocol, s.dst, err)
 	}
-	r = r[k:]
 	total := int64(len(s.data))
-	out := make([][2]int64, 0, n)
-	for range n {
-		var a, l uint64
-		if a, k = binary.Uvarint(r); k <= 0 {
-			return nil, fmt.Errorf("%w: resend list from rank %d", ErrProtocol, s.dst)
-		}
-		r = r[k:]
+	out := make([][2]int64, 0, len(parts))
+	for _, part := range parts {
+		a, l := part[0], part[1]
 		switch b[0] {
 		case verdictRanges:
-			if l, k = binary.Uvarint(r); k <= 0 {
-				return nil, fmt.Errorf("%w: resend list from rank %d", ErrProtocol, s.dst)
-			}
-			r = r[k:]
 			if a > uint64(total) || l == 0 || l > uint64(total)-a {
 				return nil, fmt.Errorf("%w: rank %d asks for bytes %d+%d of %d", ErrProtocol, s.dst, a, l, total)
 			}
@@ -375,9 +358,6 @@ func (s *sender) parseResend(b []byte) ([][2]int64, error) {
 			off, sn := t.SegmentRange(int(a))
 			out = append(out, [2]int64{off, max(sn, 0)})
 		}
-	}
-	if len(r) != 0 {
-		return nil, fmt.Errorf("%w: %d bytes after the resend list from rank %d", ErrProtocol, len(r), s.dst)
 	}
 	return slices.DeleteFunc(out, func(r [2]int64) bool { return r[1] == 0 }), nil
 }
