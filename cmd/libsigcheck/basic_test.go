@@ -57,7 +57,7 @@ func TestCorrectPingPongUnchanged(t *testing.T) {
 // output is the same as without the library, and the job ends normally.
 func TestRepairRepairsEveryInjectedFlip(t *testing.T) {
 	dir := t.TempDir()
-	for _, prog := range []string{"ok_pingpong.c", "repair_vector.c"} {
+	for _, prog := range []string{"ok_pingpong.c", "repair_vector.c", "ok_permuted.c"} {
 		t.Run(prog, func(t *testing.T) {
 			exe := compile(t, dir, prog)
 			plain := mpiJob(t, 2, false, nil, exe)

@@ -334,11 +334,40 @@ func scGoDecode(dt C.MPI_Datatype, out *C.sc_type) {
 	out.size = C.int64_t(t.Size())
 	out.extent = C.int64_t(t.Extent())
 	out.class = C.uint8_t(classOf(t))
-	if t.LB() == 0 && t.Size() == t.Extent() {
+	out.contig = 0
+	if contiguous(t) {
 		out.contig = 1
-	} else {
-		out.contig = 0
 	}
+}
+
+// maxContigRuns bounds the walk that decides contiguity: a type of more
+// runs than this is taken as not contiguous, which is always safe (its
+// data is packed).
+const maxContigRuns = 4096
+
+// contiguous says whether the data bytes of copies of t are the buffer's
+// bytes in order from its start: one ascending run without gaps or
+// overlaps, whose extent is its size. Equal size and extent is not
+// enough: a struct whose members are listed out of order, or blocks that
+// overlap inside a resized extent, have it too, and their bytes in type
+// map order are not the buffer's.
+func contiguous(t *sig.Datatype) bool {
+	if t.LB() != 0 || t.Size() != t.Extent() {
+		return false
+	}
+	var next int64
+	n := 0
+	for r := range sig.Runs(t, 1, 0) {
+		if n++; n > maxContigRuns {
+			return false
+		}
+		size := r.Type.Size()
+		if r.Disp != next || (r.Count > 1 && r.Stride != size) {
+			return false
+		}
+		next += int64(r.Count) * size
+	}
+	return next == t.Size()
 }
 
 // classOf is the class of one or more copies of t.

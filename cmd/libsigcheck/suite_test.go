@@ -131,6 +131,9 @@ var okCases = []okCase{
 	{"ok_count0_null.c", 2, 2, 2},
 	// A struct of a double and an int, whose extent MPI pads.
 	{"ok_struct_padding.c", 2, 1, 2},
+	// Members out of order, a reversed indexed_block, overlapping blocks:
+	// size equal to extent, yet not the buffer's bytes in order.
+	{"ok_permuted.c", 2, 80, 0},
 }
 
 func TestSuiteBugs(t *testing.T) {
