@@ -56,8 +56,11 @@ static int overlaps(const struct entry *e, size_t off, size_t len) {
 	return e->off < off + len && off < e->off + e->len;
 }
 
-// reserve returns room for len bytes, evicting the oldest copies until
-// none overlaps it. Keep lock held.
+// reserve returns room for len bytes, evicting the oldest copies that
+// are in the way. Copies are laid out in the order they were kept, lap
+// after lap, so the oldest are the front of the queue: at a wrap, what is
+// left of the last lap beyond pos; then whatever overlaps the new room.
+// Each copy is evicted once. Keep lock held.
 static unsigned char *reserve(size_t len, size_t *off) {
 	if (!ring) {
 		ringcap = keep_bytes();
@@ -69,12 +72,14 @@ static unsigned char *reserve(size_t len, size_t *off) {
 		memset(ring, 0, ringcap);
 	}
 	if (len > ringcap) return NULL;
-	if (pos + len > ringcap) pos = 0;
-	for (;;) {
-		int hit = nents == SC_ENTRIES;
-		for (size_t i = 0; i < nents && !hit; i++)
-			hit = overlaps(&ents[(first + i) % SC_ENTRIES], pos, len);
-		if (!hit) break;
+	if (pos + len > ringcap) {
+		while (nents && ents[first].off >= pos) {
+			first = (first + 1) % SC_ENTRIES;
+			nents--;
+		}
+		pos = 0;
+	}
+	while (nents && (nents == SC_ENTRIES || overlaps(&ents[first], pos, len))) {
 		first = (first + 1) % SC_ENTRIES;
 		nents--;
 	}
