@@ -3,7 +3,9 @@
 // Shadow communicators: every communicator the application makes gets a
 // duplicate of ours, made in the same collective call, on which headers
 // and collective checks travel without ever meeting the application's
-// messages.
+// messages. It is made with MPI_Comm_split (one color, ranks in order),
+// not MPI_Comm_dup, which would copy the application's attributes and run
+// its copy and delete callbacks once more for every communicator.
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +47,14 @@ static void grow(void) {
 	tabcap = ncap;
 }
 
+// sc_shadow_of makes a communicator with c's groups and ranks and none of
+// its attributes (it works on intercommunicators too).
+int sc_shadow_of(MPI_Comm c, MPI_Comm *out) {
+	int rank = 0;
+	PMPI_Comm_rank(c, &rank);
+	return PMPI_Comm_split(c, 0, rank, out);
+}
+
 sc_comm *sc_comm_get(MPI_Comm c) {
 	size_t at;
 	return lookup(c, &at);
@@ -64,7 +74,7 @@ void sc_comm_add(MPI_Comm c) {
 	if (!e) return;
 	e->comm = c;
 	PMPI_Comm_test_inter(c, &e->inter);
-	if (PMPI_Comm_dup(c, &e->shadow) != MPI_SUCCESS) { free(e); return; }
+	if (sc_shadow_of(c, &e->shadow) != MPI_SUCCESS) { free(e); return; }
 	MPI_Group g, wg;
 	if (e->inter) {
 		PMPI_Comm_remote_size(c, &e->size);

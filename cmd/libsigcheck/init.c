@@ -97,7 +97,7 @@ static void start(int provided, int real) {
 	sc_rng_seed(seed);
 	sc_types_init();
 	sc_desc_init();
-	PMPI_Comm_dup(MPI_COMM_WORLD, &sc_world);
+	sc_shadow_of(MPI_COMM_WORLD, &sc_world);
 	sc_comms_init();
 	if (sc_keep_start() != 0) {
 		if (sc_world_rank == 0) {

@@ -178,7 +178,7 @@ static void *serve(void *arg) {
 int sc_keep_start(void) {
 	if (sc_mode < SC_REPAIR) return 0;
 	if (!sc_real_multi) return -1;
-	PMPI_Comm_dup(MPI_COMM_WORLD, &repair_comm);
+	sc_shadow_of(MPI_COMM_WORLD, &repair_comm);
 	if (pthread_create(&server, NULL, serve, NULL) != 0) return -1;
 	started = 1;
 	return 0;

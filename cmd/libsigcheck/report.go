@@ -293,6 +293,9 @@ func scGoFinalize(c *C.sc_counters, multi C.int) {
 	found.Unlock()
 	b, err := json.MarshalIndent(s, "", "  ")
 	if err == nil {
+		err = os.MkdirAll(cfg.summary, 0o755)
+	}
+	if err == nil {
 		err = os.WriteFile(filepath.Join(cfg.summary, fmt.Sprintf("rank-%d.json", world.rank)), append(b, '\n'), 0o644)
 	}
 	if err != nil {

@@ -120,6 +120,7 @@ const char *sc_type_name_of(MPI_Datatype dt);
 // comm.c
 sc_comm *sc_comm_get(MPI_Comm c);
 void sc_comm_add(MPI_Comm c);
+int sc_shadow_of(MPI_Comm c, MPI_Comm *out);
 void sc_comm_drop(MPI_Comm c);
 void sc_comms_init(void);
 int sc_world_of(sc_comm *c, int rank);

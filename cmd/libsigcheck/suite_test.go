@@ -134,6 +134,9 @@ var okCases = []okCase{
 	// Members out of order, a reversed indexed_block, overlapping blocks:
 	// size equal to extent, yet not the buffer's bytes in order.
 	{"ok_permuted.c", 2, 80, 0},
+	// Attribute copy and delete callbacks: as many calls as without the
+	// library, whose shadows copy no attributes.
+	{"ok_attributes.c", 2, 0, 0},
 }
 
 func TestSuiteBugs(t *testing.T) {
