@@ -134,8 +134,18 @@ int sc_coll_ready(sc_req *e) {
 	return done;
 }
 
+// sc_coll_finish waits for a non-blocking collective's check, with the
+// lock let go meanwhile (another thread of this process may have to start
+// its own check for the peer's to complete), then compares. Lock held;
+// e, whose request has completed, is this thread's.
 void sc_coll_finish(sc_req *e) {
-	if (e->check != MPI_REQUEST_NULL) PMPI_Wait(&e->check, MPI_STATUS_IGNORE);
+	if (e->check != MPI_REQUEST_NULL) {
+		MPI_Request cr = e->check;
+		SC_UNLOCK();
+		PMPI_Wait(&cr, MPI_STATUS_IGNORE);
+		SC_LOCK();
+		e->check = MPI_REQUEST_NULL;
+	}
 	coll k = {.c = sc_comm_get(e->comm), .p = e->nrec, .call = e->call, .name = e->name, .out = e->out};
 	if (!k.c) return;
 	PMPI_Comm_rank(e->comm, &k.me);

@@ -65,12 +65,46 @@ sc_req *sc_req_get(MPI_Request r) {
 	return lookup(r, &at);
 }
 
+// detach takes e out of the table, keeping it for the thread that is
+// completing it.
+static void detach(sc_req *e, size_t at) {
+	tab[at] = NULL;
+	tablen--;
+	size_t j = (at + 1) & (tabcap - 1);
+	while (tab[j]) {
+		sc_req *m = tab[j];
+		tab[j] = NULL;
+		size_t k = slot_of(m->req, tabcap);
+		while (tab[k]) k = (k + 1) & (tabcap - 1);
+		tab[k] = m;
+		j = (j + 1) & (tabcap - 1);
+	}
+	e->detached = 1;
+}
+
+// sc_req_claim marks r's entry as being completed by this thread. Lock
+// held.
+sc_req *sc_req_claim(MPI_Request r) {
+	sc_req *e = sc_req_get(r);
+	if (e) e->completing = 1;
+	return e;
+}
+
+// sc_req_unclaim gives back an entry whose request did not complete.
+// Lock held.
+void sc_req_unclaim(sc_req *e) {
+	if (!e) return;
+	e->completing = 0;
+	if (e->detached) sc_req_drop(e); // its handle went to another request: it is done
+}
+
 sc_req *sc_req_new(MPI_Request r, int kind) {
 	if ((tablen + 1) * 2 > tabcap) grow();
 	if (!tabcap) return NULL;
 	size_t at;
 	sc_req *e = lookup(r, &at);
-	if (e) sc_req_drop(e); // a stale entry: MPI reused the handle
+	if (e && e->completing) detach(e, at); // MPI reused the handle of a request completing in another thread
+	else if (e) sc_req_drop(e);            // a stale entry
 	lookup(r, &at);
 	e = calloc(1, sizeof *e);
 	if (!e) return NULL;
@@ -84,6 +118,14 @@ sc_req *sc_req_new(MPI_Request r, int kind) {
 
 void sc_req_drop(sc_req *e) {
 	size_t at;
+	if (e->detached) {
+		sc_pending_remove(e);
+		if (e->kind == SC_REQ_RECV || e->kind == SC_REQ_PSEND) sc_type_unref(e->dt);
+		free(e->out);
+		free(e->in);
+		free(e);
+		return;
+	}
 	if (lookup(e->req, &at) != e) return;
 	sc_pending_remove(e);
 	if (e->kind == SC_REQ_RECV || e->kind == SC_REQ_PSEND) sc_type_unref(e->dt);
@@ -216,22 +258,33 @@ void sc_arrived(void *buf, int count, MPI_Datatype dt, MPI_Comm comm, uint64_t s
 
 // sc_completed handles a followed request that MPI reports complete with
 // status st. Lock held.
+//
+// The entry stays claimed (completing) until it is dropped or given back:
+// a collective's check lets go of the lock while it waits.
 void sc_completed(sc_req *e, MPI_Status *st) {
 	switch (e->kind) {
 	case SC_REQ_RECV:
-		if (!e->active) return; // an inactive persistent request
+		if (!e->active) break; // an inactive persistent request
 		e->active = 0;
 		sc_pending_remove(e);
 		sc_arrived(e->buf, e->count, e->dt, e->comm, e->seq, st, e->call, e->name);
-		if (!e->persistent) sc_req_drop(e);
-		else run_deferred();
-		return;
+		if (!e->persistent) {
+			sc_req_drop(e);
+			return;
+		}
+		run_deferred();
+		break;
 	case SC_REQ_COLL:
 		sc_coll_finish(e);
 		sc_req_drop(e);
 		return;
+	default:
+		if (!e->persistent) {
+			sc_req_drop(e);
+			return;
+		}
 	}
-	if (!e->persistent) sc_req_drop(e);
+	sc_req_unclaim(e);
 }
 
 // Freed receives still complete, and their headers must still be read, or
@@ -287,9 +340,11 @@ int MPI_Wait(MPI_Request *r, MPI_Status *st) {
 	MPI_Request orig = *r;
 	MPI_Status tmp;
 	MPI_Status *s = st == MPI_STATUS_IGNORE ? &tmp : st;
+	SC_LOCK();
+	sc_req *e = sc_req_claim(orig);
+	SC_UNLOCK();
 	int rc = PMPI_Wait(r, s);
 	SC_LOCK();
-	sc_req *e = sc_req_get(orig);
 	if (e) sc_completed(e, s);
 	poll_zombies();
 	SC_UNLOCK();
@@ -311,13 +366,12 @@ int MPI_Test(MPI_Request *r, int *flag, MPI_Status *st) {
 	MPI_Status *s = st == MPI_STATUS_IGNORE ? &tmp : st;
 	SC_LOCK();
 	if (coll_hold(orig)) { poll_zombies(); SC_UNLOCK(); *flag = 0; return MPI_SUCCESS; }
+	sc_req *e = sc_req_claim(orig);
 	SC_UNLOCK();
 	int rc = PMPI_Test(r, flag, s);
 	SC_LOCK();
-	if (*flag) {
-		sc_req *e = sc_req_get(orig);
-		if (e) sc_completed(e, s);
-	}
+	if (*flag && e) sc_completed(e, s);
+	else sc_req_unclaim(e);
 	poll_zombies();
 	SC_UNLOCK();
 	return rc;
@@ -327,36 +381,36 @@ int MPI_Test(MPI_Request *r, int *flag, MPI_Status *st) {
 // Testall, 2 Waitany, 3 Testany, 4 Waitsome, 5 Testsome.
 static int some(int kind, int n, MPI_Request rs[], int *flag, int *index, int *outcount, int idx[], MPI_Status sts[]) {
 	MPI_Request origbuf[STACK_N], *orig = n <= STACK_N ? origbuf : malloc((size_t)n * sizeof *orig);
+	sc_req *epbuf[STACK_N], **ep = n <= STACK_N ? epbuf : malloc((size_t)n * sizeof *ep);
+	unsigned char hidbuf[STACK_N], *hid = n <= STACK_N ? hidbuf : malloc((size_t)n);
 	MPI_Status stbuf[STACK_N], *ss = sts;
-	int alloc_st = 0;
-	if (!orig) return MPI_ERR_NO_MEM;
+	int alloc_st = 0, rc = MPI_SUCCESS;
+	if (!orig || !ep || !hid) { rc = MPI_ERR_NO_MEM; goto out; }
 	if (sts == MPI_STATUSES_IGNORE) {
 		if (n <= STACK_N) ss = stbuf;
-		else if (!(ss = malloc((size_t)n * sizeof *ss))) { if (orig != origbuf) free(orig); return MPI_ERR_NO_MEM; }
+		else if (!(ss = malloc((size_t)n * sizeof *ss))) { rc = MPI_ERR_NO_MEM; goto out; }
 		else alloc_st = 1;
 	}
 	memcpy(orig, rs, (size_t)n * sizeof *orig);
+	memset(hid, 0, (size_t)n);
 	int testing = kind == 1 || kind == 3 || kind == 5;
 	int held = 0;
-	unsigned char hidbuf[STACK_N], *hid = NULL;
-	if (testing) {
-		// A collective whose check is pending is hidden from MPI (as
-		// MPI_REQUEST_NULL) and put back after, so MPI cannot complete it.
-		SC_LOCK();
-		for (int i = 0; i < n; i++) {
-			if (!coll_hold(rs[i])) continue;
-			if (!hid) {
-				hid = n <= STACK_N ? hidbuf : malloc((size_t)n);
-				if (!hid) break; // cannot hide: MPI may complete it, checked at once
-				memset(hid, 0, (size_t)n);
-			}
+	SC_LOCK();
+	for (int i = 0; i < n; i++) {
+		// A collective whose check is pending is hidden from MPI_Test*
+		// (as MPI_REQUEST_NULL) and put back after, so MPI cannot
+		// complete it.
+		if (testing && coll_hold(rs[i])) {
 			hid[i] = 1;
 			rs[i] = MPI_REQUEST_NULL;
 			held++;
+			ep[i] = NULL;
+			continue;
 		}
-		SC_UNLOCK();
+		ep[i] = sc_req_claim(rs[i]);
 	}
-	int rc = MPI_SUCCESS, one = 0, single;
+	SC_UNLOCK();
+	int one = 0, single;
 	MPI_Status one_st;
 	switch (kind) {
 	case 0: rc = PMPI_Waitall(n, rs, ss); break;
@@ -373,45 +427,49 @@ static int some(int kind, int n, MPI_Request rs[], int *flag, int *index, int *o
 	// inactive (MPI_UNDEFINED); they are not: nothing completed yet.
 	if (held && kind == 3 && *index == MPI_UNDEFINED) *flag = 0;
 	if (held && kind == 5 && *outcount == MPI_UNDEFINED) *outcount = 0;
-	if (held) { // put back what was hidden
-		for (int i = 0; i < n; i++)
-			if (hid[i]) rs[i] = orig[i];
-		if (hid != hidbuf) free(hid);
-	}
+	for (int i = 0; i < n; i++)
+		if (hid[i]) rs[i] = orig[i]; // put back what was hidden
 	SC_LOCK();
 	switch (kind) {
 	case 0: case 1:
-		if (kind == 1 && !*flag) break;
-		if (rc != MPI_SUCCESS && rc != MPI_ERR_IN_STATUS) break;
-		// In posting order, so that headers are read in stream order.
+		if ((kind == 1 && !*flag) || (rc != MPI_SUCCESS && rc != MPI_ERR_IN_STATUS)) break;
+		// Receives first: a collective's check may let go of the lock.
 		for (int pass = 0; pass < 2; pass++)
 			for (int i = 0; i < n; i++) {
-				sc_req *e = sc_req_get(orig[i]);
+				sc_req *e = ep[i];
 				if (!e || (pass == 0) != (e->kind == SC_REQ_RECV)) continue;
-				if (rc == MPI_ERR_IN_STATUS && ss[i].MPI_ERROR != MPI_SUCCESS) continue;
+				ep[i] = NULL;
+				if (rc == MPI_ERR_IN_STATUS && ss[i].MPI_ERROR != MPI_SUCCESS) { sc_req_unclaim(e); continue; }
 				sc_completed(e, &ss[i]);
 			}
 		break;
 	case 2: case 3:
 		single = *index;
 		if ((kind == 3 && !*flag) || single == MPI_UNDEFINED) break;
-		{
-			sc_req *e = sc_req_get(orig[single]);
-			if (e) sc_completed(e, &one_st);
+		if (ep[single]) {
+			sc_req *e = ep[single];
+			ep[single] = NULL;
+			sc_completed(e, &one_st);
 		}
 		if (sts != MPI_STATUSES_IGNORE && one) *(MPI_Status *)sts = one_st; // Waitany/Testany take one status
 		break;
 	case 4: case 5:
 		if (*outcount == MPI_UNDEFINED) break;
 		for (int k = 0; k < *outcount; k++) {
-			sc_req *e = sc_req_get(orig[idx[k]]);
-			if (e) sc_completed(e, &ss[k]);
+			sc_req *e = ep[idx[k]];
+			if (!e) continue;
+			ep[idx[k]] = NULL;
+			sc_completed(e, &ss[k]);
 		}
 		break;
 	}
+	for (int i = 0; i < n; i++) sc_req_unclaim(ep[i]); // those that did not complete
 	poll_zombies();
 	SC_UNLOCK();
+out:
 	if (orig != origbuf) free(orig);
+	if (ep != epbuf) free(ep);
+	if (hid != hidbuf) free(hid);
 	if (alloc_st) free(ss);
 	return rc;
 }

@@ -205,14 +205,13 @@ int MPI_Recv(void *buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm c
 		e->peer = src; e->tag = tag; e->comm = comm; e->call = SC_CALL_RECV; e->name = "MPI_Recv";
 		e->active = 1;
 		e->seq = ++sc_seq;
+		e->completing = 1; // completed here, by pointer
 		sc_pending_add(e);
 	}
 	SC_UNLOCK();
 	if (rc != MPI_SUCCESS) return rc;
-	MPI_Request orig = r;
 	rc = PMPI_Wait(&r, s);
 	SC_LOCK();
-	e = sc_req_get(orig);
 	if (e) sc_completed(e, s);
 	SC_UNLOCK();
 	return rc;

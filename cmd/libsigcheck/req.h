@@ -21,11 +21,18 @@ typedef struct sc_req {
 	void *out, *in;
 	int nrec;
 	int pending_index;   // place in the pending list, -1 if none
+	// A thread is in a blocking call that may complete it: MPI may then
+	// free the handle and give it to another thread's new request, whose
+	// entry takes this one's place in the table (detached), and this one
+	// is completed by pointer.
+	int completing, detached;
 	const char *name;    // the call, for reports
 } sc_req;
 
 sc_req *sc_req_new(MPI_Request r, int kind);
 sc_req *sc_req_get(MPI_Request r);
+sc_req *sc_req_claim(MPI_Request r);
+void sc_req_unclaim(sc_req *e);
 void sc_req_drop(sc_req *e);
 int sc_req_any(void);
 void sc_pending_add(sc_req *e);

@@ -137,6 +137,10 @@ var okCases = []okCase{
 	// Attribute copy and delete callbacks: as many calls as without the
 	// library, whose shadows copy no attributes.
 	{"ok_attributes.c", 2, 0, 0},
+	// MPI_THREAD_MULTIPLE: request handles reused between threads, and
+	// non-blocking collectives' checks completed in several threads.
+	{"ok_threads.c", 2, 12000, 0},
+	{"ok_threads_nbc.c", 2, 0, 4},
 }
 
 func TestSuiteBugs(t *testing.T) {
