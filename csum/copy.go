@@ -77,6 +77,24 @@ var streamPiece = 1 << 10
 // copy and the checksum taking turns in pieces made 0.46 (CRC-32C) and
 // 0.80 (XXH3); from memory, at 64 MiB, at par with it.
 func (a *Algorithm) CopySum(dst, src []byte) Value {
+	return a.copySum(dst, src, haveStreamingCopy && len(src) >= streamMin)
+}
+
+// coldMin is the size from which CopySumCold streams: below it a piece
+// costs more to set up than the stores save.
+const coldMin = 4 << 10
+
+// CopySumCold is CopySum for a destination that is not in cache and will
+// not be read soon, such as a copy kept in case it is needed again: it
+// writes with non-temporal stores from 4 KiB (on amd64), where CopySum
+// waits for 8 MiB, so that the copy neither reads each destination line
+// first nor pushes the caller's data out of the cache. The checksum and
+// the copy are CopySum's.
+func (a *Algorithm) CopySumCold(dst, src []byte) Value {
+	return a.copySum(dst, src, haveStreamingCopy && len(src) >= coldMin)
+}
+
+func (a *Algorithm) copySum(dst, src []byte, stream bool) Value {
 	if len(dst) < len(src) {
 		panic("csum: CopySum: dst shorter than src")
 	}
@@ -88,7 +106,6 @@ func (a *Algorithm) CopySum(dst, src []byte) Value {
 		copy(dst, src)
 		return v
 	}
-	stream := haveStreamingCopy && n >= streamMin
 	if a == crc32cAlg && crc32k.Available {
 		if stream {
 			return Value{Lo: uint64(crc32k.CopyUpdateStream(0, dst, src))}

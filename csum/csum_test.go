@@ -486,6 +486,16 @@ func TestCopySum(t *testing.T) {
 			v := a.CopySum(dst, src)
 			return v == a.Sum(src) && bytes.Equal(dst[:n], src) && dst[n] == 1 && dst[n+2] == 3
 		}, gen.OneGenOf(gen.IntRange(0, 300), gen.IntRange(CopyChunk-10, CopyChunk+10), gen.IntRange(0, 5*CopyChunk+7)), gen.UInt64()))
+		props.Property(a.Name+": CopySumCold copies and sums like Sum", prop.ForAll(func(n int, seed uint64) bool {
+			rng := rand.New(rand.NewPCG(seed, 5))
+			src := ramp(n, func(int) byte { return byte(rng.Uint32()) })
+			off := rng.IntN(64)
+			buf := make([]byte, off+n+3)
+			dst := buf[off:]
+			dst[n], dst[n+1], dst[n+2] = 1, 2, 3
+			v := a.CopySumCold(dst, src)
+			return v == a.Sum(src) && bytes.Equal(dst[:n], src) && dst[n] == 1 && dst[n+2] == 3
+		}, gen.OneGenOf(gen.IntRange(0, 300), gen.IntRange(coldMin-10, coldMin+10), gen.IntRange(0, 3*coldMin+7), gen.IntRange(64<<10, 64<<10+99)), gen.UInt64()))
 		props.TestingRun(t)
 	}
 	defer func() {
