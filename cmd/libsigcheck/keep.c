@@ -67,9 +67,12 @@ static unsigned char *reserve(size_t len, size_t *off) {
 		ring = malloc(ringcap);
 		ents = malloc(SC_ENTRIES * sizeof *ents);
 		if (!ring || !ents) { free(ring); free(ents); ring = NULL; ents = NULL; return NULL; }
-		// Touched now, so that repair's memory is its whole cost from the
-		// first message on, not a growth per message until the ring is full.
-		memset(ring, 0, ringcap);
+		// Touched now, a byte a page, so that repair's memory is its whole
+		// cost from the first message on, not a growth per message until
+		// the ring is full. (A memset to 0 would do, but a compiler may
+		// fold malloc and memset into calloc, which touches nothing.)
+		for (size_t i = 0; i < ringcap; i += 4096) ((volatile unsigned char *)ring)[i] = 1;
+		for (size_t i = 0; i < SC_ENTRIES * sizeof *ents; i += 4096) ((volatile unsigned char *)ents)[i] = 1;
 	}
 	if (len > ringcap) return NULL;
 	if (pos + len > ringcap) {
@@ -156,18 +159,26 @@ static void answer(int w, uint64_t msgid) {
 }
 
 // serve answers asks until the library stops. It polls with a pause
-// rather than blocking in MPI, whose blocking calls spin a core.
+// rather than blocking in MPI, whose blocking calls spin a core, and the
+// pause grows while no ask comes (to SC_PAUSE_MAX_US), since every wake
+// takes a core from ranks that are spinning in MPI: a repair may wait
+// that long for its answer.
+#define SC_PAUSE_MIN_US 100
+#define SC_PAUSE_MAX_US 5000
 static void *serve(void *arg) {
 	(void)arg;
-	struct timespec pause = {0, 100 * 1000};
+	long us = SC_PAUSE_MIN_US;
 	while (!stopping) {
 		int flag = 0;
 		MPI_Status st;
 		PMPI_Iprobe(MPI_ANY_SOURCE, SC_TAG_ASK, repair_comm, &flag, &st);
 		if (!flag) {
+			struct timespec pause = {0, us * 1000};
 			nanosleep(&pause, NULL);
+			if (us < SC_PAUSE_MAX_US) us *= 2;
 			continue;
 		}
+		us = SC_PAUSE_MIN_US;
 		uint64_t msgid = 0;
 		PMPI_Recv(&msgid, 8, MPI_BYTE, st.MPI_SOURCE, SC_TAG_ASK, repair_comm, MPI_STATUS_IGNORE);
 		answer(st.MPI_SOURCE, msgid);

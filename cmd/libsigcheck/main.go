@@ -136,7 +136,8 @@ func scGoHash(p unsafe.Pointer, n C.size_t) C.uint64_t {
 }
 
 // scGoCopyHash copies n bytes from src to dst and returns their checksum,
-// in one pass.
+// in one pass. dst is repair's ring, not read again unless a receiver
+// asks: the copy streams past the cache.
 //
 //export scGoCopyHash
 func scGoCopyHash(dst, src unsafe.Pointer, n C.uint64_t) C.uint64_t {
@@ -145,5 +146,5 @@ func scGoCopyHash(dst, src unsafe.Pointer, n C.uint64_t) C.uint64_t {
 	}
 	d := unsafe.Slice((*byte)(dst), int(n))
 	s := unsafe.Slice((*byte)(src), int(n))
-	return C.uint64_t(sum.CopySum(d, s).Lo)
+	return C.uint64_t(sum.CopySumCold(d, s).Lo)
 }

@@ -54,19 +54,21 @@ static int overlap(int count, MPI_Datatype dt) {
 	return (int64_t)size * count >= SC_OVERLAP_BYTES;
 }
 
-// A blocking send: the message, then its header. A long message in
-// checksum mode, and any message when several threads are in MPI, is
-// started as a non-blocking send and completed after the header has gone:
-// its checksum is then taken while the receiver copies it, and with
-// threads the message and its header leave in one critical section, so
-// that messages and headers to one destination stay in the same order.
+// A blocking send: its header, then the message, so that the header is
+// there when the message completes; a long message's completion waits for
+// its receiver, and a header sent after it would cost the receiver another
+// small message's time. A long message in checksum mode, and any message
+// when several threads are in MPI, is started as a non-blocking send
+// instead, its header sent, and the send completed: its checksum is then
+// taken while the receiver copies it, and with threads the message and
+// its header leave in one critical section, so that messages and headers
+// to one destination stay in the same order.
 #define BLOCKING_SEND(NAME, PNAME, PINAME)                                                              \
 	int NAME(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm) {        \
 		if (!sc_active) return PNAME(buf, count, dt, dest, tag, comm);                  \
 		if (!sc_multi && !overlap(count, dt)) {                                                    \
-			int rc = PNAME(buf, count, dt, dest, tag, comm);                                         \
-			if (rc == MPI_SUCCESS) sc_send_hdr(buf, count, dt, dest, tag, comm, SC_CALL_SEND);       \
-			return rc;                                                                             \
+			sc_send_hdr(buf, count, dt, dest, tag, comm, SC_CALL_SEND);                            \
+			return PNAME(buf, count, dt, dest, tag, comm);                                         \
 		}                                                                                          \
 		MPI_Request r;                                                                             \
 		SC_LOCK();                                                                                 \
