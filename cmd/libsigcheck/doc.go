@@ -69,8 +69,10 @@
 // order. They can complete out of it (a long message, then a short one, on
 // one tag): a receive is checked only when no receive posted before it
 // that could have matched the same stream is still pending (complete.c).
-// A header follows its message, so that in checksum mode the sender hashes
-// while the receiver copies.
+// A blocking send's header goes first, so that it is there when the
+// message completes; a long message in checksum or repair mode is started
+// first and its header sent after, so that the sender hashes it while the
+// receiver copies it.
 //
 // # Datatypes
 //
