@@ -267,7 +267,7 @@ func scGoFinalize(c *C.sc_counters, multi C.int) {
 	}
 	s := Summary{Rank: world.rank, Size: world.size, Mode: modeName(cfg.mode),
 		Checked: map[string]uint64{}, Sent: map[string]uint64{}, Unchecked: map[string]uint64{},
-		Findings: []finding{},
+		Findings:   []finding{},
 		Mismatches: uint64(c.mismatches), Corrupt: uint64(c.corrupt), Injected: uint64(c.injected),
 		Repaired: uint64(c.repaired), Unrepaired: uint64(c.unrepaired_late + c.unrepaired_gone),
 		Threads: "single, funneled or serialized"}
