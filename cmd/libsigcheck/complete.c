@@ -57,17 +57,9 @@ static void grow(void) {
 	tabcap = ncap;
 }
 
-int sc_req_any(void) { return tablen > 0; }
-
-sc_req *sc_req_get(MPI_Request r) {
-	if (!tablen || r == MPI_REQUEST_NULL) return NULL;
-	size_t at;
-	return lookup(r, &at);
-}
-
-// detach takes e out of the table, keeping it for the thread that is
-// completing it.
-static void detach(sc_req *e, size_t at) {
+// unlink_at empties slot at and re-seats the entries of its cluster
+// after it (deletion under linear probing).
+static void unlink_at(size_t at) {
 	tab[at] = NULL;
 	tablen--;
 	size_t j = (at + 1) & (tabcap - 1);
@@ -79,6 +71,20 @@ static void detach(sc_req *e, size_t at) {
 		tab[k] = m;
 		j = (j + 1) & (tabcap - 1);
 	}
+}
+
+int sc_req_any(void) { return tablen > 0; }
+
+sc_req *sc_req_get(MPI_Request r) {
+	if (!tablen || r == MPI_REQUEST_NULL) return NULL;
+	size_t at;
+	return lookup(r, &at);
+}
+
+// detach takes e out of the table, keeping it for the thread that is
+// completing it.
+static void detach(sc_req *e, size_t at) {
+	unlink_at(at);
 	e->detached = 1;
 }
 
@@ -129,17 +135,7 @@ void sc_req_drop(sc_req *e) {
 	if (lookup(e->req, &at) != e) return;
 	sc_pending_remove(e);
 	if (e->kind == SC_REQ_RECV || e->kind == SC_REQ_PSEND) sc_type_unref(e->dt);
-	tab[at] = NULL;
-	tablen--;
-	size_t j = (at + 1) & (tabcap - 1);
-	while (tab[j]) {
-		sc_req *m = tab[j];
-		tab[j] = NULL;
-		size_t k = slot_of(m->req, tabcap);
-		while (tab[k]) k = (k + 1) & (tabcap - 1);
-		tab[k] = m;
-		j = (j + 1) & (tabcap - 1);
-	}
+	unlink_at(at);
 	free(e->out);
 	free(e->in);
 	free(e);

@@ -20,33 +20,12 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/sigcheck/sigcheck/internal/ranksum"
 )
 
-// summary is what a rank writes at MPI_Finalize (report.go's Summary,
-// which only builds with the mpi tag).
-type summary struct {
-	Rank       int               `json:"rank"`
-	Size       int               `json:"size"`
-	Mode       string            `json:"mode"`
-	Checked    map[string]uint64 `json:"checked"`
-	Unchecked  map[string]uint64 `json:"unchecked"`
-	Mismatches uint64            `json:"mismatches"`
-	Corrupt    uint64            `json:"corrupt"`
-	Injected   uint64            `json:"injected"`
-	Repaired   uint64            `json:"repaired"`
-	Unrepaired uint64            `json:"unrepaired"`
-	Findings   []struct {
-		Kind    string `json:"kind"`
-		Call    string `json:"call"`
-		Comm    string `json:"comm"`
-		Rank    int    `json:"rank"`
-		Peer    int    `json:"peer"`
-		Tag     int    `json:"tag"`
-		Element int64  `json:"element"`
-		Detail  string `json:"detail"`
-	} `json:"findings"`
-	Threads string `json:"threads"`
-}
+// summary is what a rank writes at MPI_Finalize.
+type summary = ranksum.Summary
 
 var lib struct {
 	once sync.Once

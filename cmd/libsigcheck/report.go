@@ -17,22 +17,12 @@ import (
 	"sync"
 	"text/tabwriter"
 
+	"github.com/sigcheck/sigcheck/internal/ranksum"
 	"github.com/sigcheck/sigcheck/sig"
 )
 
 // A finding is one thing the library found wrong, as the summary lists it.
-type finding struct {
-	Kind      string   `json:"kind"` // "type mismatch", "corrupt message"
-	Call      string   `json:"call"`
-	Comm      string   `json:"comm"`
-	Rank      int      `json:"rank"` // in Comm
-	Peer      int      `json:"peer"` // the other side, in Comm
-	WorldPeer int      `json:"world_peer"`
-	Tag       int      `json:"tag"` // -1 for collectives
-	Element   int64    `json:"element"`
-	Detail    string   `json:"detail"`
-	Lines     []string `json:"lines"` // as the rank printed them
-}
+type finding = ranksum.Finding
 
 // maxFindings bounds what a rank keeps in detail; the counters count all.
 const maxFindings = 64
@@ -241,31 +231,12 @@ var callNames = [...]string{"send", "recv", "sendrecv", "bcast", "reduce", "allr
 
 var whyNames = [...]string{"undecodable datatype", "communicator without shadow", "intercommunicator collective", "unchecked sender"}
 
-// Summary is one rank's rank-N.json, which sigcheck mpirun reads.
-type Summary struct {
-	Rank       int               `json:"rank"`
-	Size       int               `json:"size"`
-	Mode       string            `json:"mode"`
-	Checked    map[string]uint64 `json:"checked"`
-	Sent       map[string]uint64 `json:"sent"`
-	Unchecked  map[string]uint64 `json:"unchecked"` // "call: why"
-	Mismatches uint64            `json:"mismatches"`
-	Corrupt    uint64            `json:"corrupt"`
-	Injected   uint64            `json:"injected"`
-	Repaired   uint64            `json:"repaired"`
-	Unrepaired uint64            `json:"unrepaired"`
-	Findings   []finding         `json:"findings"`
-	Suppressed int               `json:"suppressed"`
-	Undecoded  map[string]int    `json:"undecoded,omitempty"`
-	Threads    string            `json:"threads"`
-}
-
 //export scGoFinalize
 func scGoFinalize(c *C.sc_counters, multi C.int) {
 	if cfg.summary == "" {
 		return
 	}
-	s := Summary{Rank: world.rank, Size: world.size, Mode: modeName(cfg.mode),
+	s := ranksum.Summary{Rank: world.rank, Size: world.size, Mode: modeName(cfg.mode),
 		Checked: map[string]uint64{}, Sent: map[string]uint64{}, Unchecked: map[string]uint64{},
 		Findings:   []finding{},
 		Mismatches: uint64(c.mismatches), Corrupt: uint64(c.corrupt), Injected: uint64(c.injected),

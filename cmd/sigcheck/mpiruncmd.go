@@ -17,6 +17,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/sigcheck/sigcheck/internal/ranksum"
 )
 
 const mpirunHelp = `Runs an unmodified MPI program under Open MPI's mpirun with libsigcheck.so preloaded
@@ -427,36 +429,14 @@ func exitCode(cmd *exec.Cmd, err error) (int, error) {
 }
 
 // rankSummary is the rank-N.json that cmd/libsigcheck writes at
-// MPI_Finalize (its Summary), with the bytes as written kept for
+// MPI_Finalize (package ranksum), with the bytes as written kept for
 // -summary, so that fields added there later still reach the file.
 type rankSummary struct {
-	Rank       int               `json:"rank"`
-	Size       int               `json:"size"`
-	Mode       string            `json:"mode"`
-	Checked    map[string]uint64 `json:"checked"`
-	Unchecked  map[string]uint64 `json:"unchecked"` // "call: why"
-	Mismatches uint64            `json:"mismatches"`
-	Corrupt    uint64            `json:"corrupt"`
-	Injected   uint64            `json:"injected"`
-	Repaired   uint64            `json:"repaired"`
-	Unrepaired uint64            `json:"unrepaired"`
-	Findings   []rankFinding     `json:"findings"`
-	Suppressed int               `json:"suppressed"`
-	Undecoded  map[string]int    `json:"undecoded"`
-	Threads    string            `json:"threads"`
-	raw        json.RawMessage
+	ranksum.Summary
+	raw json.RawMessage
 }
 
-type rankFinding struct {
-	Kind    string `json:"kind"`
-	Call    string `json:"call"`
-	Comm    string `json:"comm"`
-	Rank    int    `json:"rank"`
-	Peer    int    `json:"peer"`
-	Tag     int    `json:"tag"`
-	Element int64  `json:"element"`
-	Detail  string `json:"detail"`
-}
+type rankFinding = ranksum.Finding
 
 // readSummaries reads every rank-N.json in dir, in rank order. A file
 // that does not parse (a rank killed while writing it) is an error of

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/sigcheck/sigcheck/internal/ranksum"
 )
 
 // The rank-N.json files under testdata/mpirun are as cmd/libsigcheck
@@ -200,7 +202,7 @@ func TestMpirunRankList(t *testing.T) {
 func TestMpirunFindingsCapped(t *testing.T) {
 	var rows []rankSummary
 	for r := range 5 {
-		s := rankSummary{Rank: r, Size: 5, Mode: "types", Checked: map[string]uint64{"recv": 9}, Mismatches: 5, Suppressed: 1}
+		s := rankSummary{Summary: ranksum.Summary{Rank: r, Size: 5, Mode: "types", Checked: map[string]uint64{"recv": 9}, Mismatches: 5, Suppressed: 1}}
 		for k := range 5 {
 			s.Findings = append(s.Findings, rankFinding{Kind: "type mismatch", Call: "MPI_Allreduce", Comm: "comm 2",
 				Rank: 0, Peer: k, Tag: -1, Element: -1, Detail: "differs"})

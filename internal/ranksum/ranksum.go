@@ -1,0 +1,39 @@
+// Package ranksum is the summary that each rank of a job under
+// libsigcheck writes at MPI_Finalize (rank-N.json in SIGCHECK_SUMMARY),
+// and that sigcheck mpirun reads and merges: one definition for the
+// library, the launcher and their tests, so that a field added on one side
+// reaches the other.
+package ranksum
+
+// A Finding is one thing a rank found wrong.
+type Finding struct {
+	Kind      string   `json:"kind"` // "type mismatch", "corrupt message", "repaired message", "unrepaired message"
+	Call      string   `json:"call"`
+	Comm      string   `json:"comm"`
+	Rank      int      `json:"rank"` // in Comm
+	Peer      int      `json:"peer"` // the other side, in Comm
+	WorldPeer int      `json:"world_peer"`
+	Tag       int      `json:"tag"`     // -1 for collectives
+	Element   int64    `json:"element"` // the first differing element, -1 when not known
+	Detail    string   `json:"detail"`
+	Lines     []string `json:"lines"` // as the rank printed them
+}
+
+// Summary is one rank's rank-N.json.
+type Summary struct {
+	Rank       int               `json:"rank"`
+	Size       int               `json:"size"`
+	Mode       string            `json:"mode"` // types, checksum or repair
+	Checked    map[string]uint64 `json:"checked"`
+	Sent       map[string]uint64 `json:"sent"`
+	Unchecked  map[string]uint64 `json:"unchecked"` // "call: why"
+	Mismatches uint64            `json:"mismatches"`
+	Corrupt    uint64            `json:"corrupt"`
+	Injected   uint64            `json:"injected"`
+	Repaired   uint64            `json:"repaired"`
+	Unrepaired uint64            `json:"unrepaired"`
+	Findings   []Finding         `json:"findings"`
+	Suppressed int               `json:"suppressed"` // findings counted but not kept
+	Undecoded  map[string]int    `json:"undecoded,omitempty"`
+	Threads    string            `json:"threads"`
+}
