@@ -3,6 +3,7 @@ package channel
 import (
 	"bytes"
 	"errors"
+	"math"
 	"slices"
 	"testing"
 
@@ -16,7 +17,7 @@ import (
 // ones (go test runs them all).
 func payloadSeeds() [][]byte {
 	ranges := appendRange(appendRange(appendResendHead(nil, verdictRanges, 2), 0, 4096), 1<<20, 300)
-	segs := appendSegment(appendSegment(appendSegment(appendResendHead(nil, verdictSegments, 3), 0), 7), 1<<33)
+	segs := appendSegment(appendSegment(appendSegment(appendResendHead(nil, verdictSegments, 3), 0), 7), 1<<30)
 	return [][]byte{
 		ranges,
 		segs,
@@ -42,7 +43,13 @@ func FuzzPayload(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		if parts, err := decodeResend(b); err == nil {
+		parts, err := decodeResend(b)
+		if err == nil && b[0] == verdictSegments && slices.ContainsFunc(parts, func(p [2]uint64) bool { return p[0] > math.MaxInt }) {
+			// A segment past int, which no sender of this build writes
+			// (a 32-bit one): the grammar takes it, appendSegment cannot.
+			err = errors.New("beyond int")
+		}
+		if err == nil {
 			again := appendResendHead(nil, b[0], len(parts))
 			for _, p := range parts {
 				if b[0] == verdictRanges {
