@@ -179,6 +179,7 @@ func TestNothingWithoutMPIInit(t *testing.T) {
 // Loaded into a Go program (which has a runtime of its own), the library
 // says so in one line and the program exits 2 before its main runs.
 func TestRefusesGoProgram(t *testing.T) {
+	library(t) // or skip, saying why, before building a cgo program
 	exe := filepath.Join(t.TempDir(), "goprog")
 	build := exec.Command("go", "build", "-o", exe, "./testdata/goprog")
 	build.Env = append(os.Environ(), "CGO_ENABLED=1")
