@@ -203,9 +203,9 @@ func with(env map[string]string, k, v string) map[string]string {
 	return out
 }
 
-// parallel runs the subtests' MPI jobs a few at a time: each job is
-// several processes on a two-core machine.
-var jobSlots = make(chan struct{}, max(1, runtime.NumCPU()/2))
+// jobSlots runs the subtests' MPI jobs a core's worth at a time: a job is
+// several processes, but most of its time is mpirun starting them.
+var jobSlots = make(chan struct{}, max(1, runtime.NumCPU()))
 
 func slot(t *testing.T) {
 	t.Helper()
