@@ -1,5 +1,8 @@
 // Package fuzz holds the fuzz targets of sigcheck, one per decoder and
 // parser of untrusted input, with their seed corpora in testdata/fuzz.
+// A grammar that is unexported has its target beside it instead
+// (channel's FuzzPayload, seeds in channel/testdata/fuzz); CI fuzzes both
+// packages' targets.
 // `go test ./fuzz` runs the seeds; to fuzz one target:
 //
 //	go test ./fuzz -run '^$' -fuzz '^FuzzParseDatatype$' -fuzztime 1m
