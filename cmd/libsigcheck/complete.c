@@ -90,9 +90,14 @@ static void detach(sc_req *e, size_t at) {
 
 // sc_req_claim marks r's entry as being completed by this thread. Lock
 // held.
+//
+// An entry already being completed is another thread's, whose handle MPI
+// gave meanwhile to a request the library does not follow (two threads
+// may not complete one request at once): it is not this one's.
 sc_req *sc_req_claim(MPI_Request r) {
 	sc_req *e = sc_req_get(r);
-	if (e) e->completing = 1;
+	if (!e || e->completing) return NULL;
+	e->completing = 1;
 	return e;
 }
 
@@ -307,6 +312,7 @@ int MPI_Request_free(MPI_Request *r) {
 	if (!sc_active || !sc_req_any()) return PMPI_Request_free(r);
 	SC_LOCK();
 	sc_req *e = sc_req_get(*r);
+	if (e && e->completing) e = NULL; // another thread's (see sc_req_claim)
 	if (e && e->kind == SC_REQ_RECV && e->active) {
 		if (nzombies == capzombies) {
 			int n = capzombies ? capzombies * 2 : 8;
@@ -352,7 +358,7 @@ int MPI_Wait(MPI_Request *r, MPI_Status *st) {
 // never blocks on the check. Lock held.
 static int coll_hold(MPI_Request r) {
 	sc_req *e = sc_req_get(r);
-	return e && e->kind == SC_REQ_COLL && !sc_coll_ready(e);
+	return e && !e->completing && e->kind == SC_REQ_COLL && !sc_coll_ready(e);
 }
 
 int MPI_Test(MPI_Request *r, int *flag, MPI_Status *st) {

@@ -52,8 +52,11 @@ static size_t keep_bytes(void) {
 	return (size_t)mib << 20;
 }
 
+// A copy of no bytes holds the one byte reserve gave it, so that room
+// starting where it stands evicts it.
 static int overlaps(const struct entry *e, size_t off, size_t len) {
-	return e->off < off + len && off < e->off + e->len;
+	size_t elen = e->len ? e->len : 1;
+	return e->off < off + len && off < e->off + elen;
 }
 
 // reserve returns room for len bytes, evicting the oldest copies that
@@ -175,7 +178,7 @@ static void *serve(void *arg) {
 		if (!flag) {
 			struct timespec pause = {0, us * 1000};
 			nanosleep(&pause, NULL);
-			if (us < SC_PAUSE_MAX_US) us *= 2;
+			us = us * 2 < SC_PAUSE_MAX_US ? us * 2 : SC_PAUSE_MAX_US;
 			continue;
 		}
 		us = SC_PAUSE_MIN_US;
