@@ -41,12 +41,17 @@ static void reap(void) {
 	nout = k;
 }
 
+// scratch holds a description while it is written, so that the buffer
+// that travels is only as long as the description. Lock held.
+static char scratch[SC_DESC_MAX];
+
 static void post(int w, uint32_t id) {
-	char *buf = malloc(4 + SC_DESC_MAX);
+	int n = scGoDescribe(id, scratch, SC_DESC_MAX);
+	if (n < 0) n = 0; // too long to carry: the report says so
+	char *buf = malloc(4 + (size_t)n);
 	if (!buf) return;
 	memcpy(buf, &id, 4);
-	int n = scGoDescribe(id, buf + 4, SC_DESC_MAX);
-	if (n < 0) n = 0; // too long to carry: the report says so
+	memcpy(buf + 4, scratch, (size_t)n);
 	reap();
 	if (nout == noutcap) {
 		size_t ncap = noutcap ? noutcap * 2 : 16;
