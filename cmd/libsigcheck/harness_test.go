@@ -48,8 +48,7 @@ func needMPI(t testing.TB) {
 	}
 	// The library is loaded into programs mpicc builds for this machine,
 	// so it needs cgo and this machine's architecture.
-	out, err := exec.Command("go", "env", "CGO_ENABLED", "GOARCH", "GOHOSTARCH").Output()
-	f := strings.Fields(string(out))
+	f, err := goEnv()
 	switch {
 	case err != nil || len(f) != 3:
 		t.Skipf("go env: %v", err)
@@ -59,6 +58,12 @@ func needMPI(t testing.TB) {
 		t.Skipf("GOARCH=%s: the library must be built for this machine (%s) to load into its programs", f[1], f[2])
 	}
 }
+
+// goEnv returns CGO_ENABLED, GOARCH and GOHOSTARCH, asked of go once.
+var goEnv = sync.OnceValues(func() ([]string, error) {
+	out, err := exec.Command("go", "env", "CGO_ENABLED", "GOARCH", "GOHOSTARCH").Output()
+	return strings.Fields(string(out)), err
+})
 
 // library builds libsigcheck.so once for the test binary and returns its
 // path.
