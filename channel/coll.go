@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
+	"github.com/sigcheck/sigcheck/channel/transport"
 )
 
 // Collectives: every rank of the Comm calls the same ones in the same
@@ -78,15 +80,13 @@ func nextColl(c Comm) uint32 {
 // ErrCollective: the ranks disagree on a collective's arguments (root, sizes).
 var ErrCollective = errors.New("channel: ranks disagree on a collective")
 
-// Bcaster is a Comm with its own broadcast.
-type Bcaster interface {
-	Bcast(ctx context.Context, root int, buf []byte) error
-}
+// Bcaster is a Comm (or a Transport) with its own broadcast
+// (transport.Bcaster).
+type Bcaster = transport.Bcaster
 
-// Allgatherer is a Comm with its own all-gather.
-type Allgatherer interface {
-	Allgather(ctx context.Context, send, recv []byte) error
-}
+// Allgatherer is a Comm (or a Transport) with its own all-gather
+// (transport.Allgatherer).
+type Allgatherer = transport.Allgatherer
 
 // Barrier returns when every rank has entered it: the Comm's own barrier
 // if it has one (Barrierer), else DisseminationBarrier.

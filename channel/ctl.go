@@ -18,7 +18,7 @@ import (
 // buffers, would stop for good. In process a write never blocks, so the
 // goroutine that produced them sends them (flush), once it holds no lock.
 //
-// Over a transport that can try a write without waiting (trySender:
+// Over a transport that can try a write without waiting (transport.TrySender:
 // TCP), the reading goroutine that made a frame sends it itself when it
 // is done with the frame it read (handled), and the queue's goroutine
 // is woken only for the frames a socket would not take at once. Waking
@@ -47,12 +47,6 @@ type ctlQueue struct {
 	rode      atomic.Uint64 // held verdicts that went in the write of another frame
 	// testHookHoldSync, if not 0 (tests), replaces holdWaitSync.
 	testHookHoldSync time.Duration
-}
-
-// trySender is a Transport that can send a frame now if it can do so
-// without waiting, and says whether it did (tcpTx).
-type trySender interface {
-	trySend(dst int, h wire.Header, payload []byte) bool
 }
 
 type ctlFrame struct {
@@ -120,7 +114,7 @@ func (c *ctlQueue) handled() {
 		c.flush()
 		return
 	}
-	ts, _ := c.e.tx.(trySender)
+	ts := c.e.caps.try
 	c.mu.Lock()
 	c.arriving--
 	if c.draining || len(c.q) == 0 {
@@ -131,7 +125,7 @@ func (c *ctlQueue) handled() {
 	for ts != nil && len(c.q) > 0 {
 		f := c.q[0]
 		c.mu.Unlock()
-		ok := ts.trySend(f.dst, f.h, f.payload)
+		ok := ts.TrySend(f.dst, f.h, f.payload)
 		c.mu.Lock()
 		if !ok {
 			break
@@ -229,8 +223,8 @@ func (c *ctlQueue) take() (ctlFrame, bool) {
 
 func (c *ctlQueue) send(f ctlFrame) {
 	if c.inline { // a copy in process: nothing to wait for
-		if lt, ok := c.e.tx.(*localTx); ok && f.dst != c.e.rank {
-			lt.control(f)
+		if cl := c.e.caps.call; cl != nil && f.dst != c.e.rank {
+			cl.Control(f.dst, f.h, f.payload)
 			return
 		}
 		c.e.frame(context.Background(), f.dst, &f.h, f.payload)
@@ -274,7 +268,7 @@ const (
 )
 
 // holding says whether final OK verdicts are held rather than sent.
-func (c *ctlQueue) holding() bool { return !c.inline && c.e.pieced() }
+func (c *ctlQueue) holding() bool { return !c.inline && c.e.caps.batch != nil }
 
 // hold keeps a final OK verdict for the next frame to dst: for holdWait
 // at most, or holdWaitSync if its sender waits for it. Under e.mu (as

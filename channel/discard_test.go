@@ -155,7 +155,7 @@ func TestEverySegmentDamaged(t *testing.T) {
 				eps, err := start()
 				comms := asComms(t, eps, err)
 				for _, ep := range eps {
-					ep.e.tx = flipData{ep.e.tx}
+					setTx(ep, flipData{ep.e.tx})
 				}
 				var a, b Comm
 				if mode == "checksum" {
@@ -198,7 +198,7 @@ func BenchmarkRepairAllDamaged(b *testing.B) {
 			eps, err := NewLocal(2)
 			comms := asComms(b, eps, err)
 			for _, ep := range eps {
-				ep.e.tx = flipData{ep.e.tx}
+				setTx(ep, flipData{ep.e.tx})
 			}
 			x, _ := WithChecksum(comms[0], Chunk(64))
 			y, _ := WithChecksum(comms[1], Chunk(64))

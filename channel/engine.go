@@ -7,7 +7,34 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/sigcheck/sigcheck/channel/transport"
 )
+
+// caps are the optional capabilities of the engine's transport
+// (package transport), asserted once when the endpoint is made. A
+// wrapper between the engine and the transport (an Injector,
+// WithTransportWrapper) hides them unless it offers them itself: the
+// engine then does without.
+type caps struct {
+	progress transport.Progresser  // a waiting receive reads its link
+	batch    transport.BatchSender // several frames in one call
+	try      transport.TrySender   // control frames sent without waiting
+	call     transport.Caller      // delivery within the sender's call (in process)
+	piece    int                   // transport.Piecer's, or 0
+}
+
+func capsOf(t Transport) caps {
+	var c caps
+	c.progress, _ = t.(transport.Progresser)
+	c.batch, _ = t.(transport.BatchSender)
+	c.try, _ = t.(transport.TrySender)
+	c.call, _ = t.(transport.Caller)
+	if p, ok := t.(transport.Piecer); ok {
+		c.piece = max(0, p.Piece())
+	}
+	return c
+}
 
 // engine matches messages to receives for one rank, whatever the
 // transport: receives posted before their message get its bytes written
@@ -22,6 +49,7 @@ import (
 type engine struct {
 	rank, size int
 	tx         Transport
+	caps       caps          // what tx can do beyond Transport, found once
 	started    chan struct{} // closed once the engine is set up (Frames.Deliver waits)
 	nextID     atomic.Uint64
 	nextCtx    atomic.Uint32
@@ -143,16 +171,14 @@ type recvReq struct {
 	src int
 	tag int64
 	buf []byte
-	// ready gets one token when the receive is finished (finish). It has
-	// room for it, so finish never blocks; the goroutine waiting for the
-	// receive takes it, and puts it back if it only looked (progress).
-	// A token rather than a close, so that the channel is made once and
-	// serves every receive the recvReq is recycled for (recycle.go).
-	ready    chan struct{}
+	// w gets its token when the receive is finished (finish); the
+	// goroutine waiting for the receive takes it, and a transport that
+	// reads for it only looks (transport.Wait). Made once, it serves
+	// every receive the recvReq is recycled for (recycle.go).
+	w        *transport.Wait
 	finished bool
 	msg      *message
 	err      error
-	wake     atomic.Pointer[func()] // cuts short the wait of the goroutine reading for it (progresser)
 }
 
 // initState makes the engine's tables: before its transport is opened,

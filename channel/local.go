@@ -4,9 +4,11 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/sigcheck/sigcheck/channel/transport"
 	"github.com/sigcheck/sigcheck/internal/wire"
 )
 
@@ -15,15 +17,27 @@ import (
 // buffer if the receive is already posted, else into a buffer of its own
 // (and from there when it is received): what a transport between
 // processes would do, without the wire.
+//
+// The transport reaches the engines only through package transport:
+// Frames, and for its fast path — a protected message answered within
+// the Send that delivers it, control frames as calls — the Caller and
+// CallFrames capabilities.
 func NewLocal(n int, opts ...TransportOption) ([]*Endpoint, error) {
 	if n < 1 || n > wire.MaxRanks {
 		return nil, fmt.Errorf("%w: %d ranks", ErrRank, n)
 	}
-	net := &localNet{eps: make([]*Endpoint, n), txs: make([]*localTx, n), secret: make([]byte, 32)}
+	net := &localNet{eps: make([]*Endpoint, n), txs: make([]*localTx, n), frames: make([]transport.CallFrames, n), secret: make([]byte, 32)}
 	rand.Read(net.secret)
 	for r := range n {
 		net.txs[r] = &localTx{net: net, rank: r}
-		ep, err := NewEndpoint(r, n, func(Frames) (Transport, error) { return net.txs[r], nil }, opts...)
+		ep, err := NewEndpoint(r, n, func(f Frames) (Transport, error) {
+			cf, ok := f.(transport.CallFrames)
+			if !ok {
+				return nil, fmt.Errorf("channel: the in-process transport needs the engine's transport.CallFrames, not %T", f)
+			}
+			net.frames[r] = cf
+			return net.txs[r], nil
+		}, opts...)
 		if err != nil {
 			return nil, err
 		}
@@ -35,33 +49,34 @@ func NewLocal(n int, opts ...TransportOption) ([]*Endpoint, error) {
 type localNet struct {
 	eps    []*Endpoint
 	txs    []*localTx
-	secret []byte // the job's, made by NewLocal: the root of its link secrets
+	frames []transport.CallFrames // each rank's engine
+	secret []byte                 // the job's, made by NewLocal: the root of its link secrets
 	// testHookSyncGap, if set (tests), runs between a receiver's
 	// verifying a message as its Send delivers it and that Send's handing
 	// the OK to its sender's engine (localTx.Send; handoff) or returning
-	// it to the send (sendSync).
+	// it to the send (SendCall).
 	testHookSyncGap func(handoff bool)
 }
 
+// localTx is one rank's transport.Caller.
 type localTx struct {
 	net  *localNet
 	rank int
-	// OKs a receiver left to this rank's Send (arriveSync) that it has
+	// OKs a receiver left to this rank's Send (DeliverCall) that it has
 	// not yet handed to its engine. Written by this rank's sending
-	// goroutine only (arriveSync runs on it): a count in the receiver's
-	// engine, written by every sender, cost its cache line's trips
-	// between the cores (1 KiB checksummed round trips 1.50 -> 1.56 of
-	// unprotected).
+	// goroutine only (DeliverCall runs on it): a count in the receiver's
+	// engine, written by every sender, would cost its cache line's trips
+	// between the cores.
 	inHand atomic.Int32
 }
 
-// settle waits, up to d, until no Send holds an OK it has not handed to
-// its engine (localTx.inHand): a rank that closes lets its verdicts
-// reach their senders first (Endpoint.Close).
-func (n *localNet) settle(d time.Duration) {
+// Settle waits, up to d, until no Send of the job holds an OK it has not
+// handed to its engine (localTx.inHand): a rank that closes lets its
+// verdicts reach their senders first (Endpoint.Close).
+func (t *localTx) Settle(d time.Duration) {
 	deadline := time.Now().Add(d)
-	for _, t := range n.txs {
-		for t.inHand.Load() != 0 && time.Now().Before(deadline) {
+	for _, u := range t.net.txs {
+		for u.inHand.Load() != 0 && time.Now().Before(deadline) {
 			time.Sleep(20 * time.Microsecond)
 		}
 	}
@@ -77,23 +92,23 @@ func (t *localTx) Send(ctx context.Context, dst int, h wire.Header, payload []by
 	return err
 }
 
-// sendSync is Send for a protected message's only frame (sender.frameOne):
+// SendCall is Send for a protected message's only frame (sender.frameOne):
 // if the receiver verified the message as it was delivered, it reports
 // so, and leaves the OK with the caller — it does not hand it to this
-// rank's engine — with inHand raised, which the caller lowers (handed)
+// rank's engine — with inHand raised, which the caller lowers (Handed)
 // once it has ended the send.
-func (t *localTx) sendSync(ctx context.Context, dst int, h wire.Header, payload []byte) (bool, error) {
+func (t *localTx) SendCall(ctx context.Context, dst int, h wire.Header, payload []byte) (bool, error) {
 	return t.deliver(ctx, dst, h, payload, false)
 }
 
-// handed says that an OK sendSync reported is in.
-func (t *localTx) handed() { t.inHand.Add(-1) }
+// Handed says that an OK SendCall reported is in.
+func (t *localTx) Handed() { t.inHand.Add(-1) }
 
 func (t *localTx) deliver(ctx context.Context, dst int, h wire.Header, payload []byte, handoff bool) (bool, error) {
 	if err := ctx.Err(); err != nil {
 		return false, err
 	}
-	peer := t.net.eps[dst].e
+	peer := t.net.frames[dst]
 	err := h.Check() // the limits every transport enforces (Frames.Deliver)
 	if err == nil && len(payload) > h.Plen {
 		err = fmt.Errorf("%w: a payload of %d bytes under a header of %d", ErrProtocol, len(payload), h.Plen)
@@ -102,82 +117,93 @@ func (t *localTx) deliver(ctx context.Context, dst int, h wire.Header, payload [
 		t.broken(dst, err)
 		return false, &PeerError{Rank: dst, Err: err}
 	}
-	fill := func(b []byte) error {
-		k := copy(b, payload)
-		payload = payload[k:]
-		if k < len(b) {
-			return fmt.Errorf("%w: a frame shorter than its header says", ErrProtocol)
-		}
-		return nil
-	}
-	me := t.net.eps[t.rank].e
+	cf := copyFills.Get().(*copyFill)
+	defer cf.release()
+	cf.p = payload
+	fill := cf.fn
+	me := t.net.frames[t.rank]
 	var verified bool
-	if h.Ctx != 0 && t.direct(peer) && me.settledCtx(h.Ctx) {
-		verified, err = peer.arriveSync(t.rank, h, fill, &t.inHand)
+	if h.Ctx != 0 && peer.Direct() && me.Settled(h.Ctx) {
+		verified, err = peer.DeliverCall(t.rank, h, fill, &t.inHand)
 	} else {
-		err = peer.arrive(t.rank, h, fill)
+		err = peer.Deliver(t.rank, h, fill)
 	}
 	if verified && t.net.testHookSyncGap != nil {
 		t.net.testHookSyncGap(handoff)
 	}
 	if verified && handoff { // before any error: the receiver's Close waits for it
-		// The receiver's OK, as control would hand it over (arriveControl
-		// fails only for a datatype stamp). Until it is in, the receiver's
-		// Close waits for it (inHand): its Recv may have returned already,
-		// and a Close that took the link down first would fail this send,
-		// whose message was received.
-		v := verdictHeader(h.Ctx, h.Tag, h.ID, h.Total)
-		v.Plen = len(okTriple)
-		me.arriveControl(dst, v, okTriple, true)
+		// The receiver's OK, handed to this rank's engine as control
+		// would. Until it is in, the receiver's Close waits for it
+		// (inHand): its Recv may have returned already, and a Close that
+		// took the link down first would fail this send, whose message
+		// was received.
+		me.DeliverOK(dst, h)
 		t.inHand.Add(-1)
-		me.ctl.flush()
 	}
 	if err != nil {
 		t.broken(dst, err)
 		err = &PeerError{Rank: dst, Err: err}
 	}
-	return verified && !handoff, err // sendSync's caller takes the OK
+	return verified && !handoff, err // SendCall's caller takes the OK
 }
 
-// direct says whether peer's control frames to this rank go as calls
-// (control): its transport is a localTx itself, with nothing between.
-// Then a message it verifies as this rank's Send delivers it is reported
-// to Send instead (arriveSync).
-func (t *localTx) direct(peer *engine) bool {
-	_, ok := peer.tx.(*localTx)
-	return ok
+// copyFill is a frame's fill in process: a copy from the sender's
+// payload. Pooled with its method value made once, since a closure
+// handed through the Frames interface would escape, one allocation a
+// frame.
+type copyFill struct {
+	p  []byte
+	fn func([]byte) error
 }
 
-// control hands a receiver's control frame (a verdict, an ask) to the
-// rank it is for as a call, not a frame. It is used only where nothing
-// stands between the ranks: the engine's transport is this localTx
-// itself, with no Injector or wrapper, so the frame cannot be damaged or
-// lost on its way, and checking it, reading its payload into a lent
-// buffer and the frame's dispatch (Send, arrive) are spared twice in a
-// 1-byte protected round trip in process, once a verdict
-// (BenchmarkProtectionOverhead/transport=local/size=1B). A frame of a
-// context whose frames the peer parks goes as a frame, behind them.
-func (t *localTx) control(f ctlFrame) {
-	peer := t.net.eps[f.dst].e
-	if !peer.settledCtx(f.h.Ctx) {
-		t.Send(context.Background(), f.dst, f.h, f.payload)
+var copyFills = sync.Pool{New: func() any {
+	c := new(copyFill)
+	c.fn = c.fill
+	return c
+}}
+
+func (c *copyFill) fill(b []byte) error {
+	k := copy(b, c.p)
+	c.p = c.p[k:]
+	if k < len(b) {
+		return fmt.Errorf("%w: a frame shorter than its header says", ErrProtocol)
+	}
+	return nil
+}
+
+func (c *copyFill) release() {
+	c.p = nil
+	copyFills.Put(c)
+}
+
+// Control hands a receiver's control frame (a verdict, an ask) to the
+// rank it is for as a call, not a frame. The engine uses it only where
+// nothing stands between the ranks (its transport is this localTx
+// itself, with no Injector or wrapper), so the frame cannot be damaged
+// or lost on its way, and checking it, reading its payload into a lent
+// buffer and the frame's dispatch are spared twice in a 1-byte protected
+// round trip in process (BenchmarkProtectionOverhead/transport=local/
+// size=1B). A frame of a context whose frames the peer parks goes as a
+// frame, behind them.
+func (t *localTx) Control(dst int, h wire.Header, payload []byte) {
+	peer := t.net.frames[dst]
+	if !peer.Settled(h.Ctx) {
+		t.Send(context.Background(), dst, h, payload)
 		return
 	}
 	// The payload is not lent but this rank's (guard.last keeps it):
-	// arriveControl copies what it keeps of a payload, and never writes
+	// the engine copies what it keeps of a payload, and never writes
 	// into one.
-	if err := peer.arriveControl(t.rank, f.h, f.payload, true); err != nil {
-		t.broken(f.dst, err)
-		return
+	if err := peer.DeliverControl(t.rank, h, payload); err != nil {
+		t.broken(dst, err)
 	}
-	peer.ctl.flush() // what handling it made (arrive's handled)
 }
 
 // broken breaks the link to dst, for both ends, as a broken frame does
 // on TCP.
 func (t *localTx) broken(dst int, err error) {
-	t.net.eps[dst].e.lose(t.rank, err)
-	t.net.eps[t.rank].e.lose(dst, err)
+	t.net.frames[dst].Lost(t.rank, err)
+	t.net.frames[t.rank].Lost(dst, err)
 }
 
 // Abort cannot be needed in process: a copy never stalls.
@@ -187,10 +213,18 @@ func (t *localTx) Abort(peer int, err error) {}
 func (t *localTx) Inline() bool { return true }
 
 func (t *localTx) Close() error {
-	for r, ep := range t.net.eps {
+	for r, f := range t.net.frames {
 		if r != t.rank {
-			ep.e.lose(t.rank, ErrClosed)
+			f.Lost(t.rank, ErrClosed)
 		}
 	}
 	return nil
 }
+
+// The capabilities the engine finds in process (package transport).
+var (
+	_ transport.Caller       = (*localTx)(nil)
+	_ transport.Inliner      = (*localTx)(nil)
+	_ transport.LinkSecreter = (*localTx)(nil)
+	_ transport.CallFrames   = frames{}
+)

@@ -33,7 +33,15 @@ func (a *aimed) Send(ctx context.Context, dst int, h Header, p []byte) error {
 
 // aim puts rule on the frames rank r sends.
 func aim(ep *Endpoint, rule func(h Header, p []byte) ([]byte, bool)) {
-	ep.e.tx = &aimed{Transport: ep.e.tx, rule: rule}
+	setTx(ep, &aimed{Transport: ep.e.tx, rule: rule})
+}
+
+// setTx puts t between ep's engine and its transport, as
+// WithTransportWrapper does when the endpoint is made: the engine finds
+// its capabilities anew, so that those t hides are not used past it.
+func setTx(ep *Endpoint, t Transport) {
+	ep.e.tx = t
+	ep.e.caps = capsOf(t)
 }
 
 func flipped(p []byte, bit int) []byte {

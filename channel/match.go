@@ -52,10 +52,8 @@ func (r *recvReq) finish(m *message, err error) {
 		return
 	}
 	r.finished, r.msg, r.err = true, m, err
-	r.ready <- struct{}{} // never blocks: see ready
-	if w := r.wake.Load(); w != nil {
-		(*w)() // finished from elsewhere (a peer lost, a held message bound late)
-	}
+	r.w.Signal()
+	r.w.Cut() // finished from elsewhere (a peer lost, a held message bound late)
 }
 
 // complete hands a message to its receive (now, or when one comes).
@@ -205,25 +203,25 @@ func (e *engine) wait(ctx context.Context, r *recvReq) (Status, stamp, error) {
 
 // block waits until r is finished, or withdraws it when ctx is done
 // first (then it returns ctx's error). Over a transport whose links a
-// receive can read itself (progresser), it reads its source's; else it
+// receive can read itself (transport.Progresser), it reads its source's; else it
 // says it waits, so that the links' own goroutines read for it.
 func (e *engine) block(ctx context.Context, r *recvReq) error {
 	e.ctl.release() // this rank waits: its held verdicts go now
-	p, _ := e.tx.(progresser)
-	if p != nil && r.src != AnySource && r.src != e.rank && p.progress(ctx, r.src, r.ready, &r.wake) {
+	p := e.caps.progress
+	if p != nil && r.src != AnySource && r.src != e.rank && p.Progress(ctx, r.src, r.w) {
 		p = nil // it read for itself, and is done
 	}
 	if p != nil {
-		p.waiting(r.src, 1)
-		defer p.waiting(r.src, -1)
+		p.Waiting(r.src, 1)
+		defer p.Waiting(r.src, -1)
 	}
 	select {
-	case <-r.ready:
+	case <-r.w.C():
 	case <-ctx.Done():
 		if e.cancel(r) {
 			return ctx.Err()
 		}
-		<-r.ready // finished meanwhile
+		<-r.w.C() // finished meanwhile
 	}
 	return nil
 }

@@ -6,9 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"time"
 
+	"github.com/sigcheck/sigcheck/channel/transport"
 	"github.com/sigcheck/sigcheck/internal/wire"
 )
 
@@ -28,8 +28,8 @@ type pending struct {
 	q     []ctlEvent
 	first [2]ctlEvent // q's array until more are queued: most sends hear one verdict
 	err   error
-	wake  chan struct{}
-	tick  *waitTimer // next's wait, made on the first and reused (kept when the sender is recycled)
+	wake  *transport.Wait // next's, made on the first wait and reused
+	tick  *waitTimer      // next's wait, made on the first and reused (kept when the sender is recycled)
 
 	// An eager send (see sendProtected) has returned to its caller: its
 	// sender is served from here, by arriveControl, under the engine's
@@ -96,10 +96,7 @@ func (p *pending) signal() {
 	if p.wake == nil {
 		return // nobody has waited yet: next looks at q and err first
 	}
-	select {
-	case p.wake <- struct{}{}:
-	default:
-	}
+	p.wake.Signal()
 }
 
 func (p *pending) push(ev ctlEvent) {
@@ -150,12 +147,12 @@ var errNoWord = errors.New("channel: no word yet from the receiver")
 // two cores were busy with the peer's next message — which the link's
 // goroutine went on to read into a buffer of its own while the send's
 // goroutine waited for a core.
-func (p *pending) next(ctx context.Context, pr progresser, ctl *ctlQueue, wait time.Duration) (ctlEvent, error) {
+func (p *pending) next(ctx context.Context, pr transport.Progresser, ctl *ctlQueue, wait time.Duration) (ctlEvent, error) {
 	p.mu.Lock()
 	if p.wake == nil {
 		// Made on the first wait only: an eager send verified in
 		// process never waits.
-		p.wake = make(chan struct{}, 1)
+		p.wake = transport.NewWait()
 	}
 	if p.tick == nil {
 		p.tick = newWaitTimer(p.wake)
@@ -183,11 +180,11 @@ func (p *pending) next(ctx context.Context, pr progresser, ctl *ctlQueue, wait t
 			return ctlEvent{}, errNoWord
 		}
 		ctl.release() // this rank waits: its held verdicts go now
-		if pr != nil && pr.progress(ctx, p.dst, wake, &tick.cut) {
+		if pr != nil && pr.Progress(ctx, p.dst, wake) {
 			// It read until wake held a token (an event, the timer) or
 			// ctx was done; the token is ours.
 			select {
-			case <-wake:
+			case <-wake.C():
 			default:
 			}
 			continue
@@ -196,14 +193,14 @@ func (p *pending) next(ctx context.Context, pr progresser, ctl *ctlQueue, wait t
 		// it delivers the receiver's word too, or, once it stops, the
 		// link's goroutine does.
 		if pr != nil {
-			pr.waiting(p.dst, 1)
+			pr.Waiting(p.dst, 1)
 		}
 		select {
-		case <-wake:
+		case <-wake.C():
 		case <-ctx.Done():
 		}
 		if pr != nil {
-			pr.waiting(p.dst, -1)
+			pr.Waiting(p.dst, -1)
 		}
 	}
 }
@@ -216,15 +213,14 @@ func (p *pending) next(ctx context.Context, pr progresser, ctl *ctlQueue, wait t
 // with its timer.
 type waitTimer struct {
 	t        *time.Timer
-	wake     chan struct{}          // the pending state's
-	cut      atomic.Pointer[func()] // cuts short the wait of the goroutine reading for the send (progresser)
+	wake     *transport.Wait // the pending state's; its cut cuts short the wait of the goroutine reading for the send
 	mu       sync.Mutex
 	armed    bool
 	deadline time.Time
 	fired    bool
 }
 
-func newWaitTimer(wake chan struct{}) *waitTimer {
+func newWaitTimer(wake *transport.Wait) *waitTimer {
 	w := &waitTimer{wake: wake}
 	w.t = time.AfterFunc(time.Hour, w.fire)
 	w.t.Stop()
@@ -258,21 +254,14 @@ func (w *waitTimer) fire() {
 		return // a tick of a wait that is over
 	}
 	w.fired = true
-	select {
-	case w.wake <- struct{}{}:
-	default:
-	}
+	w.wake.Signal()
 	w.mu.Unlock()
 	w.cutWait()
 }
 
 // cutWait cuts short the wait of the goroutine reading the link for the
 // send, if one is.
-func (w *waitTimer) cutWait() {
-	if c := w.cut.Load(); c != nil {
-		(*c)()
-	}
-}
+func (w *waitTimer) cutWait() { w.wake.Cut() }
 
 // arriveControl routes a control frame to the send or the message it is
 // about; one about nothing known (late, or after a failure) is dropped.

@@ -176,7 +176,7 @@ func setPark(r io.Reader, park func()) bool {
 }
 
 // tryWriter writes to a socket only what it takes at once: the control
-// frames a link's reader sends itself (tcpTx.trySend), which must never
+// frames a link's reader sends itself (tcpTx.TrySend), which must never
 // wait for a peer that may be waiting for this reader.
 type tryWriter struct {
 	rc  syscall.RawConn

@@ -275,9 +275,9 @@ func (e *engine) flush(ctx context.Context) error {
 	e.mu.Unlock()
 	e.ctl.release() // verdicts this rank holds for its peers' sends go too
 	if idle != nil {
-		if p, ok := e.tx.(progresser); ok {
-			p.waiting(AnySource, 1) // the verdicts are read as they come
-			defer p.waiting(AnySource, -1)
+		if p := e.caps.progress; p != nil {
+			p.Waiting(AnySource, 1) // the verdicts are read as they come
+			defer p.Waiting(AnySource, -1)
 		}
 		select {
 		case <-idle:

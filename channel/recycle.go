@@ -3,6 +3,7 @@ package channel
 import (
 	"sync"
 
+	"github.com/sigcheck/sigcheck/channel/transport"
 	"github.com/sigcheck/sigcheck/internal/wire"
 )
 
@@ -84,15 +85,15 @@ func (e *engine) newMessage(src int, h wire.Header) *message {
 }
 
 // newRecvReq returns a receive, recycled if the engine has one. Its
-// ready channel is kept with it: empty, since the receive that last used
-// it took its token. Under e.mu.
+// Wait is kept with it: empty, since the receive that last used it took
+// its token. Under e.mu.
 func (e *engine) newRecvReq(ctxID uint32, src int, tag int64, buf []byte) *recvReq {
 	if len(e.freeReqs) == 0 {
 		e.recycleRetired()
 	}
 	r := pop(&e.freeReqs)
 	if r == nil {
-		r = &recvReq{ready: make(chan struct{}, 1)}
+		r = &recvReq{w: transport.NewWait()}
 	}
 	r.ctx, r.src, r.tag, r.buf = ctxID, src, tag, buf
 	return r
@@ -103,15 +104,15 @@ func (e *engine) newRecvReq(ctxID uint32, src int, tag int64, buf []byte) *recvR
 // top of this file). Under e.mu.
 func (e *engine) recycleRecv(r *recvReq, m *message) {
 	if m == nil || !r.finished || r.err != nil || r.msg != m || m.recv != r || !m.done || m.err != nil ||
-		m.discard || m.filling || m.repairing > 0 || len(r.ready) != 0 || r.wake.Load() != nil {
+		m.discard || m.filling || m.repairing > 0 || r.w.Pending() || r.w.Cutting() {
 		return
 	}
 	if g := m.g; g != nil {
 		g.p.keepTree(g.t)
 	}
 	if len(e.freeReqs) < maxFree {
-		ready := r.ready
-		*r = recvReq{ready: ready}
+		w := r.w
+		*r = recvReq{w: w}
 		e.freeReqs = append(e.freeReqs, r)
 	}
 	if len(e.freeMsgs) < maxFree && m.held == 0 {
@@ -127,7 +128,7 @@ func (e *engine) recycleRecv(r *recvReq, m *message) {
 var senders = sync.Pool{New: func() any { return new(sender) }}
 
 // newSender returns a protected send's state, recycled if one is kept.
-// Its pending state's wake channel and timer are kept with it, idle.
+// Its pending state's Wait and timer are kept with it, idle.
 func newSender() *sender { return senders.Get().(*sender) }
 
 // recycleSender takes back a protected send that is over and out of
@@ -143,7 +144,7 @@ func recycleSender(s *sender) {
 	wake, tick := ps.wake, ps.tick
 	if wake != nil {
 		select {
-		case <-wake: // a signal nobody waited for
+		case <-wake.C(): // a signal nobody waited for
 		default:
 		}
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/zeebo/xxh3"
 
+	"github.com/sigcheck/sigcheck/channel/transport"
 	"github.com/sigcheck/sigcheck/internal/wire"
 )
 
@@ -85,7 +86,7 @@ func (e *engine) ready(ctx context.Context, dst int) error {
 // is told the message is abandoned. The header is a value, and each
 // never sees it, so that it stays off the heap.
 func (e *engine) sendData(ctx context.Context, dst int, h wire.Header, data []byte, chunk int, each func(off int64, p []byte) uint64) error {
-	if bs, ok := e.tx.(batchSender); ok && dst != e.rank && len(data) > chunk {
+	if bs := e.caps.batch; bs != nil && dst != e.rank && len(data) > chunk {
 		return e.sendBatched(ctx, bs, dst, h, data, chunk, each)
 	}
 	for off := 0; ; {
@@ -109,25 +110,24 @@ func (e *engine) sendData(ctx context.Context, dst int, h wire.Header, data []by
 	}
 }
 
-// batchSender is a Transport that writes several frames to one peer in
-// one call (tcpTx: one writev).
-type batchSender interface {
-	sendBatch(ctx context.Context, dst int, hs []wire.Header, ps [][]byte) error
+// batchBytes bounds the bytes of the frames sendBatched hands the
+// transport at once: the transport's piece (transport.Piecer), so that
+// the sender hashes the next batch while the receiver copies out this
+// one; in larger batches a 1 MiB message would be hashed whole before
+// any of it was written (BenchmarkProtectionOverhead/transport=tcp/
+// size=1MiB, checksum/none). Without a piece, a frame's worth.
+func (e *engine) batchBytes() int {
+	if e.caps.piece > 0 {
+		return e.caps.piece
+	}
+	return MaxFrame
 }
 
-// maxBatch bounds the bytes of the frames sendBatched hands the
-// transport at once: one write's piece (writePiece), so that the sender
-// hashes the next batch while the receiver copies out this one; in
-// larger batches a 1 MiB message would be hashed whole before any of it
-// was written (BenchmarkProtectionOverhead/transport=tcp/size=1MiB,
-// checksum/none).
-const maxBatch = writePiece
-
-// sendBatched is sendData over a batchSender: the frames of a message go
-// in batches of up to maxBatch bytes, each batch in one write (of small
-// chunks, several frames in one system call).
-func (e *engine) sendBatched(ctx context.Context, bs batchSender, dst int, h wire.Header, data []byte, chunk int, each func(off int64, p []byte) uint64) error {
-	k := min((len(data)+chunk-1)/chunk, max(1, maxBatch/chunk))
+// sendBatched is sendData over a transport.BatchSender: the frames of a
+// message go in batches of up to batchBytes, each batch in one call (of
+// small chunks, several frames in one system call over TCP).
+func (e *engine) sendBatched(ctx context.Context, bs transport.BatchSender, dst int, h wire.Header, data []byte, chunk int, each func(off int64, p []byte) uint64) error {
+	k := min((len(data)+chunk-1)/chunk, max(1, e.batchBytes()/chunk))
 	b := batches.Get().(*batch)
 	defer b.release()
 	hs, ps := b.hs[:0], b.ps[:0]
@@ -157,7 +157,7 @@ func (e *engine) sendBatched(ctx context.Context, bs batchSender, dst int, h wir
 			held = len(b.fs)
 			e.ctl.rode.Add(uint64(held))
 		}
-		if err := bs.sendBatch(ctx, dst, hs, ps); err != nil {
+		if err := bs.SendBatch(ctx, dst, hs, ps); err != nil {
 			if start > 0 || len(hs)-held > 1 {
 				e.abandon(dst, &h)
 			}
@@ -173,7 +173,7 @@ func (e *engine) frame(ctx context.Context, dst int, h *wire.Header, p []byte) e
 		return e.arrive(e.rank, *h, bytesFill(p))
 	}
 	if e.ctl.heldN.Load() > 0 {
-		if bs, ok := e.tx.(batchSender); ok {
+		if bs := e.caps.batch; bs != nil {
 			return e.frameWithHeld(ctx, bs, dst, h, p)
 		}
 	}
@@ -182,7 +182,7 @@ func (e *engine) frame(ctx context.Context, dst int, h *wire.Header, p []byte) e
 
 // frameWithHeld sends a frame to dst behind the verdicts held for dst
 // (ctlQueue.hold), in one write.
-func (e *engine) frameWithHeld(ctx context.Context, bs batchSender, dst int, h *wire.Header, p []byte) error {
+func (e *engine) frameWithHeld(ctx context.Context, bs transport.BatchSender, dst int, h *wire.Header, p []byte) error {
 	b := batches.Get().(*batch)
 	defer b.release()
 	b.fs = e.ctl.takeHeld(dst, b.fs[:0])
@@ -194,7 +194,7 @@ func (e *engine) frameWithHeld(ctx context.Context, bs batchSender, dst int, h *
 	}
 	b.hs, b.ps = append(b.hs, *h), append(b.ps, p)
 	e.ctl.rode.Add(uint64(len(b.fs)))
-	return bs.sendBatch(ctx, dst, b.hs, b.ps)
+	return bs.SendBatch(ctx, dst, b.hs, b.ps)
 }
 
 // batch is the scratch of frameWithHeld and sendBatched, pooled: a send

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/sigcheck/sigcheck/channel/transport"
 	"github.com/sigcheck/sigcheck/csum"
 	"github.com/sigcheck/sigcheck/internal/wire"
 	"github.com/sigcheck/sigcheck/tree"
@@ -53,7 +54,7 @@ type sender struct {
 	ps      pending // its state in e.sends: one allocation for both
 	// inCall, if set, is the transport whose delivery of the message's
 	// only frame had the receiver verify it (frameOne): the send is over.
-	inCall *localTx
+	inCall transport.Caller
 	first  bool // in sendProtectedIn's transmit: frameOne may set inCall
 }
 
@@ -120,7 +121,7 @@ func (e *engine) sendProtectedIn(ctx context.Context, t ticket, p *protection, c
 			delete(e.sends, id)
 		}
 		e.mu.Unlock()
-		lt.handed()
+		lt.Handed()
 		recycleSender(s)
 		e.stats.msgsOut.Add(1)
 		e.stats.bytesOut.Add(uint64(len(data)))
@@ -226,7 +227,7 @@ func (s *sender) background(ps *pending) {
 // The exchanges are bounded, so that a link that corrupts everything
 // ends in ErrCorrupted, never in an endless conversation.
 func (s *sender) await(ctx context.Context, ps *pending) error {
-	pr, _ := s.e.tx.(progresser) // the receiver's word is read as it comes (next)
+	pr := s.e.caps.progress // the receiver's word is read as it comes (next)
 	limit := 64 + 8*s.p.rounds
 	if s.p.mode == modeMerkle {
 		limit += 4 * treeDepth(int64(len(s.data)), s.p.seg) * s.p.rounds

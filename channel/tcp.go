@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/sigcheck/sigcheck/channel/transport"
 	"github.com/sigcheck/sigcheck/internal/wire"
 )
 
@@ -124,7 +125,7 @@ type tcpTx struct {
 	conns  []*tcpConn
 	wg     sync.WaitGroup // reader goroutines
 
-	anyWaiters atomic.Int32 // goroutines waiting for frames of any peer (progresser)
+	anyWaiters atomic.Int32 // goroutines waiting for frames of any peer (transport.Progresser)
 }
 
 const sockBuf = 4 << 20
@@ -159,7 +160,7 @@ type tcpConn struct {
 	hdr     [wire.HeaderSize]byte
 	out     [2][]byte   // header and payload of the frame being written (under wmu)
 	bufs    net.Buffers // over out: a field, so that writing allocates nothing
-	// A batch of frames being written (sendBatch, under wmu): their
+	// A batch of frames being written (SendBatch, under wmu): their
 	// headers, and the header and payload of each.
 	hdrs  []byte
 	batch net.Buffers
@@ -169,7 +170,7 @@ type tcpConn struct {
 	pieces [maxTryIov][]byte
 	once   sync.Once
 	link   []byte // the link secret of the connection's handshake
-	// try writes control frames without waiting (trySend; nil: none),
+	// try writes control frames without waiting (TrySend; nil: none),
 	// from cbuf (under wmu).
 	try  *tryWriter
 	cbuf []byte
@@ -584,6 +585,11 @@ func (t *tcpTx) Send(ctx context.Context, dst int, h wire.Header, payload []byte
 // BenchmarkLatency/transport=tcp/size=1MiB in one process.
 const writePiece = 256 << 10
 
+// Piece is transport.Piecer's: the engine frames and hashes protected
+// messages in pieces of one write, so that hashing one overlaps the
+// kernel's copy of the one before.
+func (t *tcpTx) Piece() int { return writePiece }
+
 // write writes tc.bufs (under wmu) under ctx: in pieces of at most
 // writePiece bytes, each tried without waiting, while the socket takes
 // them whole; once it does not — it is full: the receiver is behind and
@@ -716,8 +722,8 @@ func (tc *tcpConn) unwatch(w writeWatch) {
 	}
 }
 
-// sendBatch is batchSender's: the frames go in one writev, in order.
-func (t *tcpTx) sendBatch(ctx context.Context, dst int, hs []wire.Header, ps [][]byte) error {
+// SendBatch is transport.BatchSender's: the frames go in one writev, in order.
+func (t *tcpTx) SendBatch(ctx context.Context, dst int, hs []wire.Header, ps [][]byte) error {
 	tc := t.conn(dst)
 	if tc == nil {
 		return &PeerError{Rank: dst, Err: errors.New("no connection")}
@@ -739,17 +745,17 @@ func (t *tcpTx) sendBatch(ctx context.Context, dst int, hs []wire.Header, ps [][
 	return t.sent(ctx, dst, tc, err)
 }
 
-// maxTrySend bounds the frames trySend writes: control frames (verdicts,
+// maxTrySend bounds the frames TrySend writes: control frames (verdicts,
 // asks), not data.
 const maxTrySend = 4 << 10
 
-// trySend sends a control frame now if it can without waiting: the
+// TrySend sends a control frame now if it can without waiting: the
 // link's writer is free and the socket takes the frame. It is how a
 // link's reader sends the verdicts it makes (ctlQueue.handled) without
 // waking the control goroutine. It reports false if nothing was sent.
 // A frame the socket takes only part of is finished by a goroutine that
 // holds the writer until it is, so that the reader never waits.
-func (t *tcpTx) trySend(dst int, h wire.Header, payload []byte) bool {
+func (t *tcpTx) TrySend(dst int, h wire.Header, payload []byte) bool {
 	tc := t.conn(dst)
 	if tc == nil || tc.try == nil || len(payload) > maxTrySend || !tc.wmu.TryLock() {
 		return false
@@ -800,3 +806,12 @@ func (t *tcpTx) Close() error {
 	t.wg.Wait()
 	return nil
 }
+
+// The capabilities the engine finds on TCP (package transport).
+var (
+	_ transport.Progresser   = (*tcpTx)(nil)
+	_ transport.BatchSender  = (*tcpTx)(nil)
+	_ transport.TrySender    = (*tcpTx)(nil)
+	_ transport.Piecer       = (*tcpTx)(nil)
+	_ transport.LinkSecreter = (*tcpTx)(nil)
+)

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sigcheck/sigcheck/channel/transport"
 	"github.com/sigcheck/sigcheck/internal/wire"
 )
 
@@ -59,22 +60,6 @@ const takeover = time.Millisecond
 // second, and a frame nobody waits for once they stop is read within
 // this.
 const maxTakeover = 32 * time.Millisecond
-
-// progresser is a Transport whose links can be read by the goroutine that
-// waits for their frames (tcpTx).
-type progresser interface {
-	// progress reads src's frames on the calling goroutine until done
-	// holds its token (recvReq.ready: progress puts back the token it
-	// takes, for its caller to take) or ctx is done, and reports whether
-	// it did; false: another goroutine reads them, and delivers the
-	// caller's too. wake is set, while it reads, to what cuts its wait
-	// for a frame short (recvReq).
-	progress(ctx context.Context, src int, done chan struct{}, wake *atomic.Pointer[func()]) bool
-	// waiting says that a goroutine starts (n = 1) or stops (n = -1)
-	// waiting for frames of src (AnySource: of any peer) without reading
-	// them: the links' own goroutines then read them at once.
-	waiting(src, n int)
-}
 
 // linkRead is a link's read side.
 type linkRead struct {
@@ -250,8 +235,9 @@ func (t *tcpTx) readLoop(r int, tc *tcpConn) {
 	}
 }
 
-// progress is progresser's: see there and the top of this file.
-func (t *tcpTx) progress(ctx context.Context, src int, done chan struct{}, wake *atomic.Pointer[func()]) bool {
+// Progress is transport.Progresser's: see there and the top of this
+// file.
+func (t *tcpTx) Progress(ctx context.Context, src int, w *transport.Wait) bool {
 	tc := t.conn(src)
 	if tc == nil {
 		return false
@@ -272,8 +258,8 @@ func (t *tcpTx) progress(ctx context.Context, src int, done chan struct{}, wake 
 		}
 		select { // the link's goroutine gives it up at its next frame boundary
 		case lr.tok <- struct{}{}:
-		case <-done:
-			putBack(done)
+		case <-w.C():
+			w.Return()
 			return true
 		case <-ctx.Done():
 			return true
@@ -281,7 +267,7 @@ func (t *tcpTx) progress(ctx context.Context, src int, done chan struct{}, wake 
 			return false
 		}
 	}
-	wake.Store(&lr.cutFn)
+	w.SetCut(&lr.cutFn)
 	if ctx.Done() != nil {
 		lr.ctx = ctx
 		if !lr.lazyCtx {
@@ -289,20 +275,14 @@ func (t *tcpTx) progress(ctx context.Context, src int, done chan struct{}, wake 
 		}
 	}
 	err := t.readFrames(src, tc, func() bool {
-		select {
-		case <-done:
-			putBack(done)
-			return true
-		default:
-			return ctx.Err() != nil
-		}
+		return w.Over() || ctx.Err() != nil
 	})
 	if lr.stopCtx != nil {
 		lr.stopCtx()
 		lr.stopCtx = nil
 	}
 	lr.ctx = nil
-	wake.Store(nil)
+	w.SetCut(nil)
 	lr.lastUser.Store(time.Now().UnixNano())
 	<-lr.tok
 	if lr.waiters.Load() > 0 || t.anyWaiters.Load() > 0 {
@@ -314,8 +294,8 @@ func (t *tcpTx) progress(ctx context.Context, src int, done chan struct{}, wake 
 	return true
 }
 
-// waiting is progresser's: see there.
-func (t *tcpTx) waiting(src, n int) {
+// Waiting is transport.Progresser's: see there.
+func (t *tcpTx) Waiting(src, n int) {
 	if src != AnySource {
 		if tc := t.conn(src); tc != nil {
 			tc.rd.waiters.Add(int32(n))
@@ -335,17 +315,5 @@ func (t *tcpTx) waiting(src, n int) {
 				tc.rd.kickNow()
 			}
 		}
-	}
-}
-
-// putBack puts back the token taken from done, for the caller to take,
-// unless done holds one already: a signal came meanwhile (done holds one
-// at most, and only the caller takes it). A blocking send there waited
-// forever, the caller being the one to empty it (seen when the fault
-// campaign's schedules ran at once).
-func putBack(done chan struct{}) {
-	select {
-	case done <- struct{}{}:
-	default:
 	}
 }

@@ -19,35 +19,27 @@ import (
 // the sender sends about it.
 
 // merkleChunk is the payload of a Merkle message's frames: as many whole
-// segments as a frame holds, or over a transport that writes in pieces
-// (pieced: a batchSender, TCP) as a piece holds (writePiece). Each frame
+// segments as a frame holds, or over a transport that moves messages in
+// pieces (transport.Piecer: TCP) as a piece holds. Each frame
 // is hashed while the receiver copies out another (transmit), so that a
 // large message's hashing overlaps its transfer, where in one frame of
 // MaxFrame the root would be computed before any byte was written
 // (BenchmarkProtectionOverhead/transport=tcp/size=1MiB measures Merkle
 // over unprotected). In process, where the receiver's copy is the write,
 // smaller frames gain nothing.
-func merkleChunk(seg int, pieced bool) int {
+func merkleChunk(seg, piece int) int {
 	n := MaxFrame
-	if pieced {
-		n = writePiece
+	if piece > 0 {
+		n = min(piece, MaxFrame)
 	}
 	return max(seg, n/seg*seg)
-}
-
-// pieced says whether e's transport writes several frames in one call,
-// in pieces of writePiece (a batchSender: merkleChunk, and held
-// verdicts, ctl.go).
-func (e *engine) pieced() bool {
-	_, ok := e.tx.(batchSender)
-	return ok
 }
 
 // rootInline says whether a Merkle message of n bytes goes as one frame
 // with its root in the header (transmit), rather than in frames followed
 // by a trailer with the root.
-func (p *protection) rootInline(n int, pieced bool) bool {
-	return n <= merkleChunk(p.seg, pieced) && p.parity == 0 && p.h.Size() == 8
+func (p *protection) rootInline(n int, piece int) bool {
+	return n <= merkleChunk(p.seg, piece) && p.parity == 0 && p.h.Size() == 8
 }
 
 // transmit sends the message: data frames, then for Merkle protection
@@ -80,12 +72,12 @@ func (s *sender) transmit(ctx context.Context) error {
 		return s.e.sendData(ctx, s.dst, h, s.data, s.p.chunk, sum)
 	}
 	seg := s.p.seg
-	pieced := s.e.pieced()
-	chunk := merkleChunk(seg, pieced)
+	piece := s.e.caps.piece
+	chunk := merkleChunk(seg, piece)
 	if s.e.ctl.inline && len(s.data) > hashPiece && runtime.GOMAXPROCS(0) > 1 {
 		return s.transmitBeside(ctx, chunk)
 	}
-	if s.p.rootInline(len(s.data), pieced) {
+	if s.p.rootInline(len(s.data), piece) {
 		// One frame: its root rides in its header (which has a check of
 		// its own) instead of a trailer frame — a frame fewer for every
 		// small message. The tree is made only if the receiver descends
@@ -134,14 +126,14 @@ func (s *sender) transmit(ctx context.Context) error {
 }
 
 // frameOne sends the message's only frame, h over s.data. In process,
-// where delivering it is a call into the receiver (localTx.sendSync),
+// where delivering it is a call into the receiver (transport.Caller),
 // s.inCall is set if the receiver verified the message in that call:
 // its OK is this send's to take (sendProtectedIn), not a control frame.
 // Only in the send's first transmit (s.first): a frame sent again (a
 // verdictUnknown) is answered as any other, in await.
 func (s *sender) frameOne(ctx context.Context, h *wire.Header) error {
-	if lt, ok := s.e.tx.(*localTx); ok && s.first && s.dst != s.e.rank {
-		verified, err := lt.sendSync(ctx, s.dst, *h, s.data)
+	if lt := s.e.caps.call; lt != nil && s.first && s.dst != s.e.rank {
+		verified, err := lt.SendCall(ctx, s.dst, *h, s.data)
 		if verified {
 			s.inCall = lt
 		}
@@ -191,7 +183,7 @@ func (pre *preHash) compute(e *engine, p *protection, data []byte) {
 		pre.n = n
 	case e.ctl.inline:
 		// In process the Merkle paths differ (transmitBeside).
-	case p.rootInline(len(data), e.pieced()):
+	case p.rootInline(len(data), e.caps.piece):
 		if root, err := p.h.Root(data, p.seg); err == nil {
 			pre.root, pre.haveRoot = root.Lo, true
 		}

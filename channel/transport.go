@@ -1,93 +1,59 @@
 package channel
 
 import (
-	"context"
 	"fmt"
+	"sync/atomic"
 
+	"github.com/sigcheck/sigcheck/channel/transport"
 	"github.com/sigcheck/sigcheck/internal/wire"
 )
 
-// The transport boundary. An Endpoint is an engine — matching, the
-// protection protocols, collectives — over a Transport that moves frames
-// between ranks. The transports of this package (NewLocal, ConnectTCP)
-// and those of other packages (channel/mpi, over Open MPI) meet the
-// engine only here, so that everything above — WithChecksum,
-// WithMerkle, Typed, Validate*, the Injector — runs unchanged over any of
-// them. The shape is database/sql/driver's: a small required interface
-// and optional ones that the engine finds by type assertion and does
-// without.
+// The transport boundary is package transport: an Endpoint is an engine
+// — matching, the protection protocols, collectives — over a Transport
+// that moves frames between ranks, and the transports (channel/tcp,
+// channel/mpi, NewLocal here) meet the engine only there, so that
+// everything above — WithChecksum, WithMerkle, Typed, Validate*, the
+// Injector — runs unchanged over any of them. Its types are aliased here
+// for the callers of NewEndpoint.
 
-// Header is a frame's header; HeaderSize bytes on the wire (Put writes
-// them, ParseHeader reads and checks them). The format is documented in
-// internal/wire.
-type Header = wire.Header
+// Header is a frame's header (transport.Header).
+type Header = transport.Header
 
 // HeaderSize is the size of an encoded frame header.
-const HeaderSize = wire.HeaderSize
+const HeaderSize = transport.HeaderSize
 
-// ParseHeader decodes and checks an encoded frame header: its own check
-// sum, version, kind, and every length and offset against the limits.
-// A transport that receives headers as bytes parses them with it, and
-// drops the link on an error; Frames.Deliver checks the fields again.
-func ParseHeader(b []byte) (Header, error) { return wire.ParseHeader(b) }
+// ParseHeader decodes and checks an encoded frame header
+// (transport.ParseHeader).
+func ParseHeader(b []byte) (Header, error) { return transport.ParseHeader(b) }
 
-// Transport moves frames to the other ranks of a job. It hands the frames
-// it receives to the Frames its constructor was given, from goroutines
-// of its own, in the order each peer sent them.
-type Transport interface {
-	// Send delivers one frame to rank dst (never this rank: the engine
-	// handles those itself), in order with the frames sent to dst
-	// before. payload is only read during the call. A frame that cannot
-	// go is an error: the link is then broken, and the transport reports
-	// dst lost (Frames.Lost) if it is. Send may be called from several
-	// goroutines at once.
-	Send(ctx context.Context, dst int, h Header, payload []byte) error
-	// Abort breaks the link with a peer, which the transport then reports
-	// lost: the engine's way to interrupt a transport stalled while it
-	// writes into a receive buffer that must be given back.
-	Abort(peer int, err error)
-	// Close ends the transport; the other ranks then see this one lost.
-	Close() error
-}
+// Transport moves frames to the other ranks of a job (transport.Transport).
+type Transport = transport.Transport
 
-// Inliner is a Transport whose Send never blocks (a copy in process):
-// the engine then sends control frames from the goroutine that made them
-// instead of handing them to a goroutine of their own.
-type Inliner interface {
-	Inline() bool
-}
+// Frames is the engine's side of a transport (transport.Frames).
+type Frames = transport.Frames
+
+// Inliner is a Transport whose Send never blocks (transport.Inliner).
+type Inliner = transport.Inliner
 
 // LinkSecreter is a Transport whose links were authenticated by a
-// handshake that left both ends a shared secret (Endpoint.LinkKey).
-type LinkSecreter interface {
-	LinkSecret(peer int) ([]byte, error)
-}
+// handshake that left both ends a shared secret (transport.LinkSecreter).
+type LinkSecreter = transport.LinkSecreter
 
 // Barrierer is a Transport (or a Comm) with a barrier of its own, such
 // as MPI_Barrier; Barrier uses it.
-type Barrierer interface {
-	Barrier(ctx context.Context) error
-}
+type Barrierer = transport.Barrierer
 
-// Frames is the engine's side of a transport: where the transport hands
-// the frames it receives and says which peers it lost.
-type Frames struct {
+// frames is the engine's transport.Frames, and its transport.CallFrames
+// for a transport that delivers within the sender's call.
+type frames struct {
 	e *engine
 }
 
-// Rank returns the rank of the endpoint the frames are for.
-func (f Frames) Rank() int { return f.e.rank }
+func (f frames) Rank() int { return f.e.rank }
 
-// Size returns the number of ranks of the job.
-func (f Frames) Size() int { return f.e.size }
+func (f frames) Size() int { return f.e.size }
 
-// Deliver hands the engine one frame from rank src. fill reads the
-// frame's payload: the engine calls it with consecutive slices whose
-// lengths add up to h.Plen, straight into a receive buffer when one is
-// posted. An error means src broke the protocol (a header out of bounds,
-// a frame for a message that does not expect it, a payload shorter than
-// its header said): the transport drops the link and reports it lost.
-func (f Frames) Deliver(src int, h Header, fill func([]byte) error) error {
+func (f frames) Deliver(src int, h Header, fill func([]byte) error) error {
 	if src < 0 || src >= f.e.size || src == f.e.rank {
 		return fmt.Errorf("%w: a frame from rank %d on rank %d of %d", ErrProtocol, src, f.e.rank, f.e.size)
 	}
@@ -98,9 +64,7 @@ func (f Frames) Deliver(src int, h Header, fill func([]byte) error) error {
 	return f.e.arrive(src, h, fill)
 }
 
-// Lost says that the link with peer is gone (why: err). Receives from it
-// and sends to it then fail with a *PeerError.
-func (f Frames) Lost(peer int, err error) {
+func (f frames) Lost(peer int, err error) {
 	if peer >= 0 && peer < f.e.size {
 		f.e.lose(peer, err)
 	}
@@ -126,7 +90,7 @@ func NewEndpoint(rank, size int, open func(Frames) (Transport, error), opts ...T
 		e.probe = DefaultProbe
 	}
 	e.initState() // Frames.Lost works from the start; Deliver waits for started
-	t, err := open(Frames{e})
+	t, err := open(frames{e})
 	if err != nil {
 		return nil, err
 	}
@@ -140,6 +104,7 @@ func NewEndpoint(rank, size int, open func(Frames) (Transport, error), opts ...T
 	in, ok := tx.(Inliner)
 	e.ctl = newCtlQueue(e, ok && in.Inline())
 	e.tx = inject(tx, cfg.inj, rank, &e.stats)
+	e.caps = capsOf(e.tx)
 	ep := &Endpoint{view: view{e: e}}
 	if e.tx == t {
 		ep.native = nativeOf(t)
@@ -149,4 +114,32 @@ func NewEndpoint(rank, size int, open func(Frames) (Transport, error), opts ...T
 	}
 	close(e.started)
 	return ep, nil
+}
+
+// The engine's half of delivery within the sender's call
+// (transport.CallFrames; the in-process transport's fast path).
+
+func (f frames) Direct() bool { return f.e.caps.call != nil }
+
+func (f frames) Settled(ctx uint32) bool { return f.e.settledCtx(ctx) }
+
+func (f frames) DeliverCall(src int, h Header, fill func([]byte) error, inHand *atomic.Int32) (bool, error) {
+	return f.e.arriveSync(src, h, fill, inHand)
+}
+
+func (f frames) DeliverOK(src int, h Header) {
+	// The receiver's OK, as control would hand it over (arriveControl
+	// fails only for a datatype stamp).
+	v := verdictHeader(h.Ctx, h.Tag, h.ID, h.Total)
+	v.Plen = len(okTriple)
+	f.e.arriveControl(src, v, okTriple, true)
+	f.e.ctl.flush()
+}
+
+func (f frames) DeliverControl(src int, h Header, payload []byte) error {
+	if err := f.e.arriveControl(src, h, payload, true); err != nil {
+		return err
+	}
+	f.e.ctl.flush() // what handling it made (arrive's handled)
+	return nil
 }

@@ -183,8 +183,8 @@ func (p *Endpoint) Close() error {
 	if !closed {
 		p.e.ctl.flushHeld()
 		p.e.ctl.settle(time.Second)
-		if lt, ok := p.e.tx.(*localTx); ok {
-			lt.net.settle(time.Second)
+		if cl := p.e.caps.call; cl != nil {
+			cl.Settle(time.Second)
 		}
 	}
 	p.e.shutdown()
