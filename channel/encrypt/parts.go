@@ -19,6 +19,15 @@ const KeyLen = jobKeyLen
 // TagLen is the length of a GCM tag, which ends every ciphertext.
 const TagLen = tagLen
 
+// FrameHeaderLen and FrameEntryLen are the sizes of a frame's fixed
+// header and of a piece's entry in its table before the entry's origins
+// (4 bytes each): a sender that writes the pieces' data in place first
+// knows from them where the data begin.
+const (
+	FrameHeaderLen = hdrLen
+	FrameEntryLen  = entryLen
+)
+
 // NewAEAD returns AES-GCM under key (KeyLen bytes, or 32 for AES-256).
 func NewAEAD(key []byte) (cipher.AEAD, error) { return newGCM(key) }
 
@@ -50,6 +59,12 @@ func AppendPieceAAD(b []byte, a Algorithm, seq uint64, origins []int) []byte {
 	}
 	return b
 }
+
+// AppendFrameHeader appends what AppendFrame writes before the pieces'
+// data: the header and the pieces' table, whose lengths are the pieces'
+// Data's. A sender that seals each piece straight into its place after
+// them writes the header last, without copying the data again.
+func AppendFrameHeader(b []byte, h *Header, pieces []Piece) []byte { return appendHeader(b, h, pieces) }
 
 // MaxFrameSize is the largest frame (AppendFrame, unsealed or sealed)
 // that brings origins blocks of m bytes in at most that many pieces: what

@@ -43,3 +43,18 @@ func TestPartsAreTheGatherers(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// A frame whose header is written after its data, as another transport
+// writes it, is the frame AppendFrame writes.
+func TestAppendFrameHeader(t *testing.T) {
+	f := &Frame{Header: Header{Alg: ORD, Src: 1, Dst: 2, Seq: 9, Step: 3},
+		Pieces: []Piece{{Origins: []int{4, 5}, Data: []byte("abcdefgh")}, {Sealed: true, Origins: []int{0}, Encrypter: 1, Counter: 7, Data: bytes.Repeat([]byte{9}, 4+TagLen)}}}
+	whole := AppendFrame(nil, f)
+	start := FrameHeaderLen + 2*FrameEntryLen + 4*3
+	if hdr := AppendFrameHeader(nil, &f.Header, f.Pieces); !bytes.Equal(hdr, whole[:start]) {
+		t.Errorf("header %x\nframe  %x", hdr, whole[:start])
+	}
+	if _, err := DecodeFrame(whole, Limits{Ranks: 8, Origins: 3}); err != nil {
+		t.Error(err)
+	}
+}
