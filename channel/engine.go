@@ -51,6 +51,7 @@ type engine struct {
 	tx         Transport
 	caps       caps          // what tx can do beyond Transport, found once
 	started    chan struct{} // closed once the engine is set up (Frames.Deliver waits)
+	up         atomic.Bool   // started is closed: Deliver's fast path
 	nextID     atomic.Uint64
 	nextCtx    atomic.Uint32
 	eagerBytes atomic.Int64  // copies kept by eager protected sends

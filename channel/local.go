@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -108,25 +107,13 @@ func (t *localTx) deliver(ctx context.Context, dst int, h wire.Header, payload [
 	if err := ctx.Err(); err != nil {
 		return false, err
 	}
-	peer := t.net.frames[dst]
-	err := h.Check() // the limits every transport enforces (Frames.Deliver)
-	if err == nil && len(payload) > h.Plen {
-		err = fmt.Errorf("%w: a payload of %d bytes under a header of %d", ErrProtocol, len(payload), h.Plen)
-	}
-	if err != nil {
-		t.broken(dst, err)
-		return false, &PeerError{Rank: dst, Err: err}
-	}
-	cf := copyFills.Get().(*copyFill)
-	defer cf.release()
-	cf.p = payload
-	fill := cf.fn
-	me := t.net.frames[t.rank]
+	peer, me := t.net.frames[dst], t.net.frames[t.rank]
 	var verified bool
+	var err error
 	if h.Ctx != 0 && peer.Direct() && me.Settled(h.Ctx) {
-		verified, err = peer.DeliverCall(t.rank, h, fill, &t.inHand)
+		verified, err = peer.DeliverCall(t.rank, h, payload, &t.inHand)
 	} else {
-		err = peer.Deliver(t.rank, h, fill)
+		err = peer.DeliverBytes(t.rank, h, payload)
 	}
 	if verified && t.net.testHookSyncGap != nil {
 		t.net.testHookSyncGap(handoff)
@@ -145,35 +132,6 @@ func (t *localTx) deliver(ctx context.Context, dst int, h wire.Header, payload [
 		err = &PeerError{Rank: dst, Err: err}
 	}
 	return verified && !handoff, err // SendCall's caller takes the OK
-}
-
-// copyFill is a frame's fill in process: a copy from the sender's
-// payload. Pooled with its method value made once, since a closure
-// handed through the Frames interface would escape, one allocation a
-// frame.
-type copyFill struct {
-	p  []byte
-	fn func([]byte) error
-}
-
-var copyFills = sync.Pool{New: func() any {
-	c := new(copyFill)
-	c.fn = c.fill
-	return c
-}}
-
-func (c *copyFill) fill(b []byte) error {
-	k := copy(b, c.p)
-	c.p = c.p[k:]
-	if k < len(b) {
-		return fmt.Errorf("%w: a frame shorter than its header says", ErrProtocol)
-	}
-	return nil
-}
-
-func (c *copyFill) release() {
-	c.p = nil
-	copyFills.Put(c)
 }
 
 // Control hands a receiver's control frame (a verdict, an ask) to the

@@ -60,7 +60,9 @@ func (f frames) Deliver(src int, h Header, fill func([]byte) error) error {
 	if err := h.Check(); err != nil {
 		return err
 	}
-	<-f.e.started // a transport may deliver before NewEndpoint has returned
+	if !f.e.up.Load() {
+		<-f.e.started // a transport may deliver before NewEndpoint has returned
+	}
 	return f.e.arrive(src, h, fill)
 }
 
@@ -113,6 +115,7 @@ func NewEndpoint(rank, size int, open func(Frames) (Transport, error), opts ...T
 		ep.links = ls.LinkSecret
 	}
 	close(e.started)
+	e.up.Store(true)
 	return ep, nil
 }
 
@@ -123,8 +126,36 @@ func (f frames) Direct() bool { return f.e.caps.call != nil }
 
 func (f frames) Settled(ctx uint32) bool { return f.e.settledCtx(ctx) }
 
-func (f frames) DeliverCall(src int, h Header, fill func([]byte) error, inHand *atomic.Int32) (bool, error) {
-	return f.e.arriveSync(src, h, fill, inHand)
+func (f frames) DeliverBytes(src int, h Header, payload []byte) error {
+	if err := f.checkBytes(src, h, payload); err != nil {
+		return err
+	}
+	return f.e.arrive(src, h, bytesFill(payload))
+}
+
+func (f frames) DeliverCall(src int, h Header, payload []byte, inHand *atomic.Int32) (bool, error) {
+	if err := f.checkBytes(src, h, payload); err != nil {
+		return false, err
+	}
+	return f.e.arriveSync(src, h, bytesFill(payload), inHand)
+}
+
+// checkBytes is Deliver's check for a payload in memory, which must be
+// as long as the header says.
+func (f frames) checkBytes(src int, h Header, payload []byte) error {
+	if src < 0 || src >= f.e.size || src == f.e.rank {
+		return fmt.Errorf("%w: a frame from rank %d on rank %d of %d", ErrProtocol, src, f.e.rank, f.e.size)
+	}
+	if err := h.Check(); err != nil {
+		return err
+	}
+	if len(payload) != h.Plen {
+		return fmt.Errorf("%w: a payload of %d bytes under a header of %d", ErrProtocol, len(payload), h.Plen)
+	}
+	if !f.e.up.Load() {
+		<-f.e.started
+	}
+	return nil
 }
 
 func (f frames) DeliverOK(src int, h Header) {

@@ -49,13 +49,17 @@ type CallFrames interface {
 	// (channel's communicator number): frames of a context it has not
 	// are parked until it does, and go as frames, not calls.
 	Settled(ctx uint32) bool
-	// DeliverCall is Deliver for a sender that waits in the call: it
-	// reports whether the frame ended a protected message this engine
+	// DeliverBytes is Deliver for a payload the caller holds whole:
+	// checked against h as Deliver checks a fill, copied before it
+	// returns.
+	DeliverBytes(src int, h Header, payload []byte) error
+	// DeliverCall is DeliverBytes for a sender that waits in the call:
+	// it reports whether the frame ended a protected message this engine
 	// verified, in which case the OK is not sent but left to the caller
 	// (DeliverOK on the sender's engine), and inHand has been raised
 	// before this engine's lock was let go; the caller lowers it once
 	// the OK is in.
-	DeliverCall(src int, h Header, fill func([]byte) error, inHand *atomic.Int32) (verified bool, err error)
+	DeliverCall(src int, h Header, payload []byte, inHand *atomic.Int32) (verified bool, err error)
 	// DeliverOK hands this (the sending) engine the OK that rank src
 	// left in the call that delivered the frame h (DeliverCall).
 	DeliverOK(src int, h Header)
