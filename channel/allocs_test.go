@@ -27,7 +27,7 @@ func TestSteadyStateAllocs(t *testing.T) {
 		// Over TCP a receive that sleeps in the runtime's poller with a
 		// context that can be canceled arms its watch (context.AfterFunc:
 		// 3 allocations), and two ranks in one process do not poll
-		// (poll_load.go): with such a context a round trip here
+		// (channel/tcp/poll_load.go): with such a context a round trip here
 		// allocates 3 times; between processes, as often as a receive's
 		// polling misses its frame, which is a matter of timing.
 		{"tcp", false},

@@ -51,6 +51,12 @@ func asComms(t testing.TB, eps []*Endpoint, err error) []Comm {
 	return comms
 }
 
+func closeAll(eps []*Endpoint) {
+	for _, ep := range eps {
+		ep.Close()
+	}
+}
+
 func pattern(n int, seed uint64) []byte {
 	b := make([]byte, n)
 	r := rand.New(rand.NewPCG(seed, 99))

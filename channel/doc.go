@@ -1,6 +1,7 @@
 // Package channel moves byte messages between ranks — goroutines of one
-// process (NewLocal) or processes over TCP — with MPI's point-to-point
-// semantics and collectives, and protects them: checksums, Merkle trees
+// process (NewLocal) or processes over TCP (channel/tcp) or Open MPI
+// (channel/mpi) — with MPI's point-to-point semantics and collectives,
+// and protects them: checksums, Merkle trees
 // and datatype signatures that catch corrupted or mistyped transfers, and
 // retransmission of only what was corrupted.
 //
@@ -66,7 +67,8 @@
 // with FuzzPayload beside it in protocol_test.go and its seeds in
 // testdata/fuzz/FuzzPayload.
 //
-// The transports, behind the boundary of transport.go: local.go (in
-// process), tcp.go, tcpread.go, tcpenv.go, loopback.go, congestion*.go
-// and poll_*.go (TCP); inject.go damages frames on their way out.
+// The transports stand on the boundary of package channel/transport
+// (aliased in transport.go): local.go here (in process), channel/tcp
+// (TCP, with its launch, environment and job file) and channel/mpi (Open
+// MPI); inject.go damages frames on their way out.
 package channel

@@ -73,7 +73,7 @@ func Example_allgather() {
 	right := make([]bool, len(blocks))
 	var wg sync.WaitGroup
 	eps, _ := channel.NewLocal(4, channel.WithInjector(&channel.Injector{Rate: 0.01, Seed: 1}))
-	for r, ep := range eps { // or one ep per process: channel.ConnectTCP(ctx, cfg)
+	for r, ep := range eps { // or one ep per process: tcp.Connect(ctx, cfg)
 		wg.Add(1)
 		go func() { // every rank runs the same code
 			defer wg.Done()

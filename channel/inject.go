@@ -43,7 +43,7 @@ func (f Fault) String() string {
 
 // Injector damages frames on their way out of a rank, reproducibly: for
 // tests, and for benchmarks of the protection under faults. Give it to a
-// transport (WithInjector, TCPConfig.Injector); its counts show in Stats
+// transport (WithInjector, tcp.Config.Injector); its counts show in Stats
 // (Injected).
 type Injector struct {
 	// Rate is the probability that a frame is damaged: 0.01 is one frame

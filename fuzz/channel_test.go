@@ -13,6 +13,7 @@ import (
 	"github.com/zeebo/xxh3"
 
 	"github.com/sigcheck/sigcheck/channel"
+	"github.com/sigcheck/sigcheck/channel/tcp"
 	"github.com/sigcheck/sigcheck/internal/wire"
 )
 
@@ -137,7 +138,7 @@ func FuzzFrameStream(f *testing.F) {
 		}
 		ch := make(chan result, 1)
 		go func() {
-			ep, err := channel.ConnectTCP(ctx, channel.TCPConfig{Rank: 0, Size: 2, Listener: ln, Secret: secret})
+			ep, err := tcp.Connect(ctx, tcp.Config{Rank: 0, Size: 2, Listener: ln, Secret: secret})
 			ch <- result{ep, err}
 		}()
 		c, err := net.Dial("tcp", ln.Addr().String())

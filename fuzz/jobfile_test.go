@@ -6,11 +6,11 @@ import (
 	"net"
 	"testing"
 
-	"github.com/sigcheck/sigcheck/channel"
+	"github.com/sigcheck/sigcheck/channel/tcp"
 )
 
 // FuzzJobFile: the file rank 0 of an mpirun job writes for the others
-// (channel.TCPConfigFromEnv) parses only as an address with a port and a
+// (tcp.ConfigFromEnv) parses only as an address with a port and a
 // secret line, and what parses is what a writer would have written.
 func FuzzJobFile(f *testing.F) {
 	f.Add([]byte("127.0.0.1:40263\n\n"))
@@ -18,9 +18,9 @@ func FuzzJobFile(f *testing.F) {
 	f.Add([]byte("127.0.0.1:40263\n"))
 	f.Add([]byte("host:0\n\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		addr, secret, err := channel.ParseJobFile(b)
+		addr, secret, err := tcp.ParseJobFile(b)
 		if err != nil {
-			if !errors.Is(err, channel.ErrJobFile) {
+			if !errors.Is(err, tcp.ErrJobFile) {
 				t.Fatalf("an error that is not ErrJobFile: %v", err)
 			}
 			return

@@ -7,9 +7,9 @@
 #            connection, no framing (built below from this script);
 #   sigcheck sigcheck run -transport tcp, unprotected and under the
 #            checksum and Merkle layers (a link's reader polls its socket
-#            for up to 200 µs before it sleeps: channel/poll_unix.go;
+#            for up to 200 µs before it sleeps: channel/tcp/poll_unix.go;
 #            its loopback links use Reno congestion control where C's
-#            keep the system's: channel/congestion.go);
+#            keep the system's: channel/tcp/congestion.go);
 #   block    the same with polling off (SIGCHECK_POLL=0): every wait
 #            sleeps in the runtime's poller;
 #   pall     the same as sigcheck with GOMAXPROCS set to all the

@@ -12,11 +12,12 @@ import (
 	"time"
 
 	"github.com/sigcheck/sigcheck/channel"
+	"github.com/sigcheck/sigcheck/channel/tcp"
 )
 
 // Endpoints returns the n ranks of a job in this process over transport
-// "local" (channel.NewLocal) or "tcp" (loopback sockets, a ConnectTCP per
-// rank: channel.ConnectLoopback), closed when the test ends. Any other
+// "local" (channel.NewLocal) or "tcp" (loopback sockets, a tcp.Connect per
+// rank: tcp.Loopback), closed when the test ends. Any other
 // transport, or a job that does not form in 20 s, fails the test.
 func Endpoints(t testing.TB, transport string, n int) []*channel.Endpoint {
 	t.Helper()
@@ -27,7 +28,7 @@ func Endpoints(t testing.TB, transport string, n int) []*channel.Endpoint {
 		eps, err = channel.NewLocal(n)
 	case "tcp":
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		eps, err = channel.ConnectLoopback(ctx, n, channel.TCPConfig{})
+		eps, err = tcp.Loopback(ctx, n, tcp.Config{})
 		cancel()
 	default:
 		t.Fatalf("channeltest: no transport %q (local or tcp)", transport)

@@ -19,7 +19,7 @@
 //
 // In process the faults are made by a transport written on the exported
 // boundary (channel.NewEndpoint), so the engine's own paths run; over TCP
-// by a proxy on loopback between every two ranks (TCPConfig.Dial), so
+// by a proxy on loopback between every two ranks (tcp.Config.Dial), so
 // that the real sockets carry the damage; a frame cut short there ends
 // its connection, since on a byte stream nothing else can cut one. Over
 // Open MPI, whose ranks are processes of their own, nothing can stand

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/sigcheck/sigcheck/channel"
+	"github.com/sigcheck/sigcheck/channel/tcp"
 	"github.com/sigcheck/sigcheck/internal/wire"
 )
 
@@ -266,7 +267,7 @@ func newInProcess(p int, in *injector, opts ...channel.TransportOption) ([]*chan
 }
 
 // proxy stands between the ranks of a TCP job: every connection a rank
-// opens (TCPConfig.Dial) goes through a pair of loopback sockets of its
+// opens (tcp.Config.Dial) goes through a pair of loopback sockets of its
 // own, and once the bootstrap has passed, the proxy reads the frames
 // each way and damages those the injector picks.
 type proxy struct {
@@ -277,7 +278,7 @@ type proxy struct {
 	wg    sync.WaitGroup
 }
 
-// dialer returns rank src's TCPConfig.Dial.
+// dialer returns rank src's tcp.Config.Dial.
 func (x *proxy) dialer(src int) func(ctx context.Context, addr string) (net.Conn, error) {
 	return func(ctx context.Context, addr string) (net.Conn, error) {
 		var d net.Dialer
@@ -478,12 +479,12 @@ func newTCP(ctx context.Context, p, strangers int, in *injector, opts ...channel
 	errs := make([]error, p)
 	var wg sync.WaitGroup
 	for r := range p {
-		cfg := channel.TCPConfig{Rank: r, Size: p, Root: ln.Addr().String(), Secret: []byte("chaos"),
+		cfg := tcp.Config{Rank: r, Size: p, Root: ln.Addr().String(), Secret: []byte("chaos"),
 			HandshakeTimeout: 5 * time.Second, Options: opts, Dial: x.dialer(r)}
 		if r == 0 {
 			cfg.Listener = ln
 		}
-		wg.Go(func() { eps[r], errs[r] = channel.ConnectTCP(ctx, cfg) })
+		wg.Go(func() { eps[r], errs[r] = tcp.Connect(ctx, cfg) })
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {

@@ -9,7 +9,7 @@
 // that picks one by message size and ℓ, from measurements (Gatherer.Choose).
 //
 // Nodes. A node is one process holding ℓ ranks: each rank has its own
-// Comm (over TCP, ConnectTCP once per rank), and the process makes one
+// Comm (over TCP, tcp.Connect once per rank), and the process makes one
 // Node for them, through which they exchange plaintext by copies and in
 // which HS1 and HS2 keep their shared plaintext and ciphertext buffers.
 // A process may also hold every node (NewNodes), for tests and studies

@@ -10,7 +10,7 @@ import (
 )
 
 // Four ranks on two nodes; in a real job each node is a process holding
-// its ranks, each with one channel.ConnectTCP.
+// its ranks, each with one tcp.Connect.
 func Example() {
 	ctx := context.Background()
 	p, n := 4, 2

@@ -25,7 +25,7 @@ func spmd(t testing.TB, n int, fn func(ctx context.Context, r int) error) error 
 }
 
 // endpoints of p ranks: in process, or over loopback TCP (each rank its
-// own ConnectTCP, as ranks of one node in one process are).
+// own tcp.Connect, as ranks of one node in one process are).
 func endpoints(t testing.TB, transport string, p int) []*channel.Endpoint {
 	t.Helper()
 	return channeltest.Endpoints(t, transport, p)

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/sigcheck/sigcheck/channel"
+	"github.com/sigcheck/sigcheck/channel/tcp"
 )
 
 // Environment of a node process that TestProcesses starts (this test
@@ -78,11 +79,11 @@ func runNode(ctx context.Context, j procJob, k int, root string, secret []byte, 
 	errs := make([]error, len(mine))
 	var wg sync.WaitGroup
 	for i, r := range mine {
-		cfg := channel.TCPConfig{Rank: r, Size: j.p, Root: root, Secret: secret}
+		cfg := tcp.Config{Rank: r, Size: j.p, Root: root, Secret: secret}
 		if r == 0 {
 			cfg.Listener = ln
 		}
-		wg.Go(func() { eps[i], errs[i] = channel.ConnectTCP(ctx, cfg) })
+		wg.Go(func() { eps[i], errs[i] = tcp.Connect(ctx, cfg) })
 	}
 	wg.Wait()
 	defer func() {
@@ -135,7 +136,7 @@ func nodeProcess(k, job string) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	return runNode(ctx, j, node, os.Getenv(channel.EnvRoot), []byte(os.Getenv(channel.EnvSecret)), nil)
+	return runNode(ctx, j, node, os.Getenv(tcp.EnvRoot), []byte(os.Getenv(tcp.EnvSecret)), nil)
 }
 
 // Every algorithm over real processes: N processes of ℓ ranks each
@@ -165,7 +166,7 @@ func TestProcesses(t *testing.T) {
 			for k := 1; k < j.n; k++ {
 				cmd := exec.CommandContext(ctx, exe, "-test.run", "^$")
 				cmd.Env = append(os.Environ(), envNode+"="+strconv.Itoa(k), envJob+"="+j.String(),
-					channel.EnvRoot+"="+ln.Addr().String(), channel.EnvSecret+"="+secret)
+					tcp.EnvRoot+"="+ln.Addr().String(), tcp.EnvSecret+"="+secret)
 				cmd.Stderr = os.Stderr
 				if err := cmd.Start(); err != nil {
 					t.Fatal(err)

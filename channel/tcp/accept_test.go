@@ -1,4 +1,4 @@
-package channel
+package tcp
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/sigcheck/sigcheck/channel"
 )
 
 // failingListener returns errs from Accept, one a call, before it
@@ -55,15 +57,15 @@ func acceptError(addr net.Addr, errno syscall.Errno) error {
 // ln, and closes its endpoints when the test ends.
 func connectWith(t *testing.T, ctx context.Context, n int, ln net.Listener) error {
 	t.Helper()
-	eps := make([]*Endpoint, n)
+	eps := make([]*channel.Endpoint, n)
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	for r := range n {
-		cfg := TCPConfig{Rank: r, Size: n, Root: ln.Addr().String(), Secret: []byte("s")}
+		cfg := Config{Rank: r, Size: n, Root: ln.Addr().String(), Secret: []byte("s")}
 		if r == 0 {
 			cfg.Listener = ln
 		}
-		wg.Go(func() { eps[r], errs[r] = ConnectTCP(ctx, cfg) })
+		wg.Go(func() { eps[r], errs[r] = Connect(ctx, cfg) })
 	}
 	wg.Wait()
 	t.Cleanup(func() {
@@ -123,7 +125,7 @@ func TestTCPAcceptGivesUp(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 		defer cancel()
 		start := time.Now()
-		ep, err := ConnectTCP(ctx, TCPConfig{Rank: 0, Size: 2, Secret: []byte("s"), Listener: fl})
+		ep, err := Connect(ctx, Config{Rank: 0, Size: 2, Secret: []byte("s"), Listener: fl})
 		took := time.Since(start)
 		if ep != nil {
 			ep.Close()
@@ -147,7 +149,7 @@ func TestTCPAcceptGivesUp(t *testing.T) {
 		fl := &failingListener{Listener: ln, errs: []error{broken}}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		ep, err := ConnectTCP(ctx, TCPConfig{Rank: 0, Size: 2, Secret: []byte("s"), Listener: fl})
+		ep, err := Connect(ctx, Config{Rank: 0, Size: 2, Secret: []byte("s"), Listener: fl})
 		if ep != nil {
 			ep.Close()
 		}
@@ -215,7 +217,7 @@ func TestAcceptRanksCapsHandshakes(t *testing.T) {
 		running.Add(-1)
 		return joined{rank: int(next.Add(1)), c: c}, nil
 	}
-	tx := &tcpTx{cfg: TCPConfig{HandshakeTimeout: 10 * time.Second}}
+	tx := &tx{cfg: Config{HandshakeTimeout: 10 * time.Second}}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	type result struct {

@@ -1,4 +1,4 @@
-package channel
+package tcp
 
 import "net"
 
@@ -18,10 +18,10 @@ import "net"
 // leaves the machine, and never loses a packet to congestion — uses
 // Reno, which sends a window at once: Linux lets any process choose it,
 // where CUBIC needs privilege unless the system allows it. Links to
-// other hosts keep the system's choice. TCPConfig.Congestion (or
+// other hosts keep the system's choice. Config.Congestion (or
 // SIGCHECK_TCP_CC) says otherwise.
 const (
-	// CongestionSystem, as TCPConfig.Congestion, leaves every link with
+	// CongestionSystem, as Config.Congestion, leaves every link with
 	// the system's congestion control.
 	CongestionSystem = "system"
 	// sameHostCongestion is what a link within one host uses by default.
@@ -30,7 +30,7 @@ const (
 
 // congestion returns the congestion control to set on a link of local
 // and remote addresses under cfg ("": leave the system's).
-func congestion(cfg *TCPConfig, local, remote net.Addr) string {
+func congestion(cfg *Config, local, remote net.Addr) string {
 	switch cc := cfg.Congestion; {
 	case cc == CongestionSystem:
 		return ""

@@ -1,4 +1,4 @@
-package channel
+package tcp
 
 import (
 	"fmt"
@@ -28,17 +28,17 @@ func setCongestion(c *net.TCPConn, name string) error {
 func checkCongestion(name string) error {
 	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
 	if err != nil {
-		return fmt.Errorf("channel: TCP congestion control %q: %w", name, err)
+		return fmt.Errorf("tcp: TCP congestion control %q: %w", name, err)
 	}
 	defer syscall.Close(fd)
 	switch err := syscall.SetsockoptString(fd, syscall.IPPROTO_TCP, syscall.TCP_CONGESTION, name); err {
 	case nil:
 	case syscall.ENOENT:
-		return fmt.Errorf("channel: TCP congestion control %q: not in this kernel (see /proc/sys/net/ipv4/tcp_available_congestion_control, or use %q)", name, CongestionSystem)
+		return fmt.Errorf("tcp: TCP congestion control %q: not in this kernel (see /proc/sys/net/ipv4/tcp_available_congestion_control, or use %q)", name, CongestionSystem)
 	case syscall.EPERM:
-		return fmt.Errorf("channel: TCP congestion control %q: not allowed to this process (see /proc/sys/net/ipv4/tcp_allowed_congestion_control, or use %q)", name, CongestionSystem)
+		return fmt.Errorf("tcp: TCP congestion control %q: not allowed to this process (see /proc/sys/net/ipv4/tcp_allowed_congestion_control, or use %q)", name, CongestionSystem)
 	default:
-		return fmt.Errorf("channel: TCP congestion control %q: %w", name, err)
+		return fmt.Errorf("tcp: TCP congestion control %q: %w", name, err)
 	}
 	return nil
 }

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package channel
+package tcp
 
 import (
 	"fmt"
@@ -13,5 +13,5 @@ func setCongestion(c *net.TCPConn, name string) error { return nil }
 
 // checkCongestion refuses a choice this system cannot make.
 func checkCongestion(name string) error {
-	return fmt.Errorf("channel: TCP congestion control %q: chosen per socket only on Linux (use %q)", name, CongestionSystem)
+	return fmt.Errorf("tcp: TCP congestion control %q: chosen per socket only on Linux (use %q)", name, CongestionSystem)
 }

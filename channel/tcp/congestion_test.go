@@ -1,4 +1,4 @@
-package channel
+package tcp
 
 import (
 	"net"
@@ -20,14 +20,14 @@ func TestCongestionChoice(t *testing.T) {
 		{CongestionSystem, "127.0.0.1", "127.0.0.1", ""},
 		{"cubic", "10.0.0.5", "10.0.0.6", "cubic"},
 	} {
-		cfg := TCPConfig{Congestion: c.cfg}
+		cfg := Config{Congestion: c.cfg}
 		if got := congestion(&cfg, addr(c.local), addr(c.remote)); got != c.want {
 			t.Errorf("Congestion %q, %s to %s: %q, want %q", c.cfg, c.local, c.remote, got, c.want)
 		}
 	}
 	// A link whose addresses are not TCP's (a Dial hook's own conn) keeps
 	// what it has.
-	cfg := TCPConfig{}
+	cfg := Config{}
 	if got := congestion(&cfg, &net.UnixAddr{Name: "a"}, &net.UnixAddr{Name: "b"}); got != "" {
 		t.Errorf("a Unix link: %q, want none", got)
 	}

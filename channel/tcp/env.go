@@ -1,4 +1,4 @@
-package channel
+package tcp
 
 import (
 	"bytes"
@@ -15,13 +15,13 @@ import (
 	"time"
 )
 
-// Environment variables read by TCPConfigFromEnv.
+// Environment variables read by ConfigFromEnv.
 const (
 	EnvRank   = "SIGCHECK_RANK"
 	EnvSize   = "SIGCHECK_SIZE"
 	EnvRoot   = "SIGCHECK_ROOT"
 	EnvSecret = "SIGCHECK_SECRET"
-	// EnvCongestion sets TCPConfig.Congestion.
+	// EnvCongestion sets Config.Congestion.
 	EnvCongestion = "SIGCHECK_TCP_CC"
 )
 
@@ -39,9 +39,9 @@ const (
 
 // ErrJobFile: the file by which rank 0 of an mpirun job tells the others
 // where it listens is not what rank 0 writes.
-var ErrJobFile = errors.New("channel: malformed job file")
+var ErrJobFile = errors.New("tcp: malformed job file")
 
-// TCPConfigFromEnv reads the configuration from the environment: rank and
+// ConfigFromEnv reads the configuration from the environment: rank and
 // size from SIGCHECK_RANK and SIGCHECK_SIZE, or else from what mpirun
 // sets (OMPI_COMM_WORLD_RANK/SIZE for Open MPI, PMI_RANK/PMI_SIZE for
 // MPICH and Intel MPI), so that an MPI launcher can start the ranks; the
@@ -51,7 +51,7 @@ var ErrJobFile = errors.New("channel: malformed job file")
 // Under Open MPI's mpirun on one node, neither needs setting: rank 0
 // listens on a port of the loopback interface and writes its address to
 // a file in the job's session directory, where the other ranks read it
-// (waiting up to a minute for it to appear: TCPConfigFromEnvContext takes
+// (waiting up to a minute for it to appear: ConfigFromEnvContext takes
 // a context instead), and the secret is mpirun's random key for the job
 // (OMPI_MCA_orte_precondition_transports), which only the job's
 // processes are given. A link is then authenticated against anyone who
@@ -61,27 +61,27 @@ var ErrJobFile = errors.New("channel: malformed job file")
 // debugger to the rank. On several nodes the session directory is not
 // shared: set SIGCHECK_ROOT to rank 0's host:port (the key still comes
 // from mpirun).
-func TCPConfigFromEnv() (TCPConfig, error) {
+func ConfigFromEnv() (Config, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	return TCPConfigFromEnvContext(ctx)
+	return ConfigFromEnvContext(ctx)
 }
 
-// TCPConfigFromEnvContext is TCPConfigFromEnv, waiting for rank 0's job
+// ConfigFromEnvContext is ConfigFromEnv, waiting for rank 0's job
 // file (under mpirun with no SIGCHECK_ROOT) until ctx is done.
-func TCPConfigFromEnvContext(ctx context.Context) (TCPConfig, error) {
-	var cfg TCPConfig
+func ConfigFromEnvContext(ctx context.Context) (Config, error) {
+	var cfg Config
 	pick := func(what string, names ...string) (int, error) {
 		for _, n := range names {
 			if v, ok := os.LookupEnv(n); ok {
 				i, err := strconv.Atoi(v)
 				if err != nil {
-					return 0, fmt.Errorf("channel: %s=%q: not a number", n, v)
+					return 0, fmt.Errorf("tcp: %s=%q: not a number", n, v)
 				}
 				return i, nil
 			}
 		}
-		return 0, fmt.Errorf("channel: no %s in the environment (set %s)", what, names[0])
+		return 0, fmt.Errorf("tcp: no %s in the environment (set %s)", what, names[0])
 	}
 	var err error
 	if cfg.Rank, err = pick("rank", EnvRank, "OMPI_COMM_WORLD_RANK", "PMI_RANK"); err != nil {
@@ -108,9 +108,9 @@ func TCPConfigFromEnvContext(ctx context.Context) (TCPConfig, error) {
 
 // mpirunRoot finds rank 0 through the job's session directory: rank 0
 // listens and writes the job file, the others wait for it.
-func mpirunRoot(ctx context.Context, cfg *TCPConfig) error {
+func mpirunRoot(ctx context.Context, cfg *Config) error {
 	if n, err := strconv.Atoi(os.Getenv(envOMPINodes)); err == nil && n > 1 {
-		return fmt.Errorf("channel: a job on %d nodes, whose session directories are not shared: set %s to rank 0's host:port (mpirun -x %s=HOST:PORT)", n, EnvRoot, EnvRoot)
+		return fmt.Errorf("tcp: a job on %d nodes, whose session directories are not shared: set %s to rank 0's host:port (mpirun -x %s=HOST:PORT)", n, EnvRoot, EnvRoot)
 	}
 	path := filepath.Join(os.Getenv(envOMPISessionDir), "sigcheck-tcp-"+filepath.Base(os.Getenv(envOMPIJob)))
 	if cfg.Rank == 0 {
@@ -154,7 +154,7 @@ func mpirunRoot(ctx context.Context, cfg *TCPConfig) error {
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("channel: waiting for rank 0's job file %s: %w", path, ctx.Err())
+			return fmt.Errorf("tcp: waiting for rank 0's job file %s: %w", path, ctx.Err())
 		case <-time.After(wait):
 		}
 		wait = min(2*wait, 100*time.Millisecond)
@@ -169,7 +169,7 @@ const maxJobFile = 512
 func writeJobFile(path, addr string, secret []byte) error {
 	f, err := os.CreateTemp(filepath.Dir(path), ".sigcheck-tcp-*")
 	if err != nil {
-		return fmt.Errorf("channel: writing the job file: %w", err)
+		return fmt.Errorf("tcp: writing the job file: %w", err)
 	}
 	body := addr + "\n" + string(secret) + "\n"
 	_, err = f.WriteString(body)
@@ -181,7 +181,7 @@ func writeJobFile(path, addr string, secret []byte) error {
 	}
 	if err != nil {
 		os.Remove(f.Name())
-		return fmt.Errorf("channel: writing the job file: %w", err)
+		return fmt.Errorf("tcp: writing the job file: %w", err)
 	}
 	return nil
 }

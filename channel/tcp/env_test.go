@@ -1,4 +1,4 @@
-package channel
+package tcp
 
 import (
 	"bytes"
@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/sigcheck/sigcheck/channel"
 )
 
 // mpirunEnv sets what Open MPI's mpirun sets for one rank of a job on
@@ -33,10 +35,10 @@ func TestTCPConfigFromMpirun(t *testing.T) {
 			dir := t.TempDir()
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
-			cfgs := make([]TCPConfig, 3)
+			cfgs := make([]Config, 3)
 			for r := range 3 { // rank 0 first: the others find its file at once
 				mpirunEnv(t, dir, r, 3, key)
-				cfg, err := TCPConfigFromEnvContext(ctx)
+				cfg, err := ConfigFromEnvContext(ctx)
 				if err != nil {
 					t.Fatalf("rank %d: %v", r, err)
 				}
@@ -46,11 +48,11 @@ func TestTCPConfigFromMpirun(t *testing.T) {
 				!bytes.Equal(cfgs[1].Secret, cfgs[0].Secret) || !bytes.Equal(cfgs[2].Secret, cfgs[0].Secret) {
 				t.Fatalf("the ranks disagree: root %q, listener %v, secrets %q %q %q", cfgs[1].Root, cfgs[0].Listener, cfgs[0].Secret, cfgs[1].Secret, cfgs[2].Secret)
 			}
-			eps := make([]*Endpoint, 3)
+			eps := make([]*channel.Endpoint, 3)
 			errs := make([]error, 3)
 			var wg sync.WaitGroup
 			for r := range 3 {
-				wg.Go(func() { eps[r], errs[r] = ConnectTCP(ctx, cfgs[r]) })
+				wg.Go(func() { eps[r], errs[r] = Connect(ctx, cfgs[r]) })
 			}
 			wg.Wait()
 			if err := errors.Join(errs...); err != nil {
@@ -77,7 +79,7 @@ func TestTCPConfigFromMpirunTimeout(t *testing.T) {
 	mpirunEnv(t, dir, 1, 2, "k")
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
-	_, err := TCPConfigFromEnvContext(ctx)
+	_, err := ConfigFromEnvContext(ctx)
 	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), dir) {
 		t.Fatalf("got %v", err)
 	}
@@ -86,7 +88,7 @@ func TestTCPConfigFromMpirunTimeout(t *testing.T) {
 func TestTCPConfigFromMpirunNodes(t *testing.T) {
 	mpirunEnv(t, t.TempDir(), 1, 2, "k")
 	t.Setenv(envOMPINodes, "2")
-	if _, err := TCPConfigFromEnvContext(context.Background()); err == nil || !strings.Contains(err.Error(), EnvRoot) {
+	if _, err := ConfigFromEnvContext(context.Background()); err == nil || !strings.Contains(err.Error(), EnvRoot) {
 		t.Fatalf("a job on two nodes gave %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package channel
+package tcp
 
 import (
 	"context"
@@ -6,24 +6,34 @@ import (
 	"errors"
 	"net"
 	"sync"
+
+	"github.com/sigcheck/sigcheck/channel"
 )
 
-// ConnectLoopback starts a job of n TCP ranks in this process, on
+// Loopback starts a job of n TCP ranks in this process, on
 // 127.0.0.1: every rank its own Endpoint over real sockets, joined as
-// ConnectTCP joins them, with base's settings (Rank, Size, Root and
+// Connect joins them, with base's settings (Rank, Size, Root and
 // Listener are set here; a Secret is drawn at random if base has none).
 // It is for tests, studies and benchmarks that want the TCP transport
 // without starting processes. On an error no endpoint is left open.
-func ConnectLoopback(ctx context.Context, n int, base TCPConfig) ([]*Endpoint, error) {
+func Loopback(ctx context.Context, n int, base Config) ([]*channel.Endpoint, error) {
+	eps, _, err := loopback(ctx, n, base)
+	return eps, err
+}
+
+// loopback is Loopback, which also returns the ranks' transports (for
+// the tests).
+func loopback(ctx context.Context, n int, base Config) ([]*channel.Endpoint, []*tx, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if len(base.Secret) == 0 {
 		base.Secret = make([]byte, 32)
 		rand.Read(base.Secret)
 	}
-	eps := make([]*Endpoint, n)
+	eps := make([]*channel.Endpoint, n)
+	txs := make([]*tx, n)
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	for r := range n {
@@ -32,7 +42,7 @@ func ConnectLoopback(ctx context.Context, n int, base TCPConfig) ([]*Endpoint, e
 		if r == 0 {
 			cfg.Listener = ln
 		}
-		wg.Go(func() { eps[r], errs[r] = ConnectTCP(ctx, cfg) })
+		wg.Go(func() { eps[r], txs[r], errs[r] = connect(ctx, cfg) })
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
@@ -42,7 +52,7 @@ func ConnectLoopback(ctx context.Context, n int, base TCPConfig) ([]*Endpoint, e
 			}
 		}
 		ln.Close()
-		return nil, err
+		return nil, nil, err
 	}
-	return eps, nil
+	return eps, txs, nil
 }

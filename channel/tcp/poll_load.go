@@ -1,6 +1,6 @@
 //go:build unix
 
-package channel
+package tcp
 
 import (
 	"sync"

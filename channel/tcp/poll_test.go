@@ -1,6 +1,6 @@
 //go:build unix
 
-package channel
+package tcp
 
 import (
 	"bytes"
@@ -30,7 +30,7 @@ func withPolling(t *testing.T) {
 func TestPollYields(t *testing.T) {
 	withPolling(t)
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
-	eps, err := startTCP(2, []byte("poll"))
+	eps, txs, err := startTxs(2, Config{Secret: []byte("poll")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +39,7 @@ func TestPollYields(t *testing.T) {
 			ep.Close()
 		}
 	}()
-	if _, ok := eps[0].e.tx.(*tcpTx).conn(1).r.(*pollReader); !ok {
+	if _, ok := txs[0].conn(1).r.(*pollReader); !ok {
 		t.Fatal("the link is not read by polling")
 	}
 	var spins atomic.Int64
@@ -188,7 +188,7 @@ func TestPollHold(t *testing.T) {
 
 // TestPollReadCanceled is TestTCPReadCanceled with the links' readers
 // polling: a receive arms its context's watch only once it is about to
-// sleep (tcpConn.armCtx), and its context must still end it.
+// sleep (link.armCtx), and its context must still end it.
 func TestPollReadCanceled(t *testing.T) {
 	withPolling(t)
 	readCanceled(t)

@@ -1,6 +1,6 @@
 //go:build unix
 
-package channel
+package tcp
 
 import (
 	"io"
@@ -176,7 +176,7 @@ func setPark(r io.Reader, park func()) bool {
 }
 
 // tryWriter writes to a socket only what it takes at once: the control
-// frames a link's reader sends itself (tcpTx.TrySend), which must never
+// frames a link's reader sends itself (tx.TrySend), which must never
 // wait for a peer that may be waiting for this reader.
 type tryWriter struct {
 	rc  syscall.RawConn
@@ -244,7 +244,7 @@ func (w *tryWriter) write1(fd uintptr) bool {
 // what of bufs the socket takes now — all of it, a part, or nothing (0
 // and no error) — where the platform has writev at hand (writev1), and
 // nothing elsewhere. Every write tries it first, a piece at a time
-// (tcpConn.write): only what the socket does not take goes by a write
+// (link.write): only what the socket does not take goes by a write
 // that waits, under what interrupts it, which allocates.
 func (w *tryWriter) writev(bufs [][]byte) (int, error) {
 	if len(bufs) > maxTryIov || !haveWritev {

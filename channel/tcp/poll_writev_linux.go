@@ -1,4 +1,4 @@
-package channel
+package tcp
 
 import (
 	"syscall"

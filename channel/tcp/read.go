@@ -1,4 +1,4 @@
-package channel
+package tcp
 
 import (
 	"context"
@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/sigcheck/sigcheck/channel/transport"
-	"github.com/sigcheck/sigcheck/internal/wire"
 )
 
 // Reading a link. A receive that waits for a frame from one peer reads
@@ -28,14 +27,14 @@ import (
 // A protected send that waits for its receiver's verdict reads the
 // receiver's link the same way (pending.next).
 //
-// A link has one read token (tcpConn.tok): whoever holds it reads whole
+// A link has one read token (link.tok): whoever holds it reads whole
 // frames and delivers them to the engine, whatever receive they are for.
 // The link's own goroutine (readLoop) holds it when no receive does —
 // for frames nobody waits for yet: a message whose receive comes later,
 // an eager send's verdict — but only once the link has gone unread for
 // takeover (up to maxTakeover while receives keep reading it), or at
 // once when a goroutine waits for its frames without reading them (a
-// receive from AnySource, Flush, a protected send whose link another
+// receive from transport.AnySource, Flush, a protected send whose link another
 // receive reads: waiting). A receive that finds the link's goroutine
 // holding the token asks for it (yield) and gets it at the next frame
 // boundary; one that finds another receive holding it waits as before,
@@ -64,7 +63,7 @@ const maxTakeover = 32 * time.Millisecond
 // linkRead is a link's read side.
 type linkRead struct {
 	tok   chan struct{} // the read token: held while full
-	hb    [wire.HeaderSize]byte
+	hb    [transport.HeaderSize]byte
 	hn    int                // bytes of hb read so far (a header begun by the previous holder)
 	fill  func([]byte) error // reads a payload: made once
 	cutFn func()             // cut, made once (a method value allocates)
@@ -88,7 +87,7 @@ type linkRead struct {
 	lastUser atomic.Int64  // when a receive last gave the token back (UnixNano)
 }
 
-func (tc *tcpConn) initRead() {
+func (tc *link) initRead() {
 	lr := &tc.rd
 	lr.tok = make(chan struct{}, 1)
 	lr.kick = make(chan struct{}, 1)
@@ -113,7 +112,7 @@ func (tc *tcpConn) initRead() {
 // wait for a header short when it is done (context.AfterFunc, which
 // allocates: a polling reader calls it only when it is about to sleep,
 // which a ping-pong's reads seldom do). Only the token holder calls it.
-func (tc *tcpConn) armCtx() {
+func (tc *link) armCtx() {
 	if lr := &tc.rd; lr.ctx != nil && lr.stopCtx == nil {
 		lr.stopCtx = context.AfterFunc(lr.ctx, lr.cutFn)
 	}
@@ -121,14 +120,14 @@ func (tc *tcpConn) armCtx() {
 
 // cut cuts the token holder's wait for a header short, if it is waiting
 // for one (a payload is never cut).
-func (tc *tcpConn) cut() {
+func (tc *link) cut() {
 	tc.rd.mu.Lock()
 	tc.cutLocked()
 	tc.rd.mu.Unlock()
 }
 
 // cutLocked is cut, under tc.rd.mu.
-func (tc *tcpConn) cutLocked() {
+func (tc *link) cutLocked() {
 	if lr := &tc.rd; lr.inHeader && !lr.cutting {
 		lr.cutting = true
 		tc.c.SetReadDeadline(time.Unix(1, 0))
@@ -145,7 +144,7 @@ func (lr *linkRead) kickNow() {
 // readFrames reads and delivers r's frames, holding the token, until stop
 // (asked under lr.mu at every frame boundary) says to give the token
 // back. An error is the link's: it is then lost.
-func (t *tcpTx) readFrames(r int, tc *tcpConn, stop func() bool) error {
+func (t *tx) readFrames(r int, tc *link, stop func() bool) error {
 	lr := &tc.rd
 	for {
 		lr.mu.Lock()
@@ -176,7 +175,7 @@ func (t *tcpTx) readFrames(r int, tc *tcpConn, stop func() bool) error {
 			return err
 		}
 		lr.hn = 0
-		h, err := wire.ParseHeader(lr.hb[:])
+		h, err := transport.ParseHeader(lr.hb[:])
 		if err == nil {
 			err = t.f.Deliver(r, h, lr.fill)
 		}
@@ -188,7 +187,7 @@ func (t *tcpTx) readFrames(r int, tc *tcpConn, stop func() bool) error {
 
 // readLoop is the link's own goroutine: it reads the link whenever no
 // receive does (see takeover), until the connection is gone.
-func (t *tcpTx) readLoop(r int, tc *tcpConn) {
+func (t *tx) readLoop(r int, tc *link) {
 	lr := &tc.rd
 	timer := time.NewTimer(takeover)
 	defer timer.Stop()
@@ -237,7 +236,7 @@ func (t *tcpTx) readLoop(r int, tc *tcpConn) {
 
 // Progress is transport.Progresser's: see there and the top of this
 // file.
-func (t *tcpTx) Progress(ctx context.Context, src int, w *transport.Wait) bool {
+func (t *tx) Progress(ctx context.Context, src int, w *transport.Wait) bool {
 	tc := t.conn(src)
 	if tc == nil {
 		return false
@@ -295,8 +294,8 @@ func (t *tcpTx) Progress(ctx context.Context, src int, w *transport.Wait) bool {
 }
 
 // Waiting is transport.Progresser's: see there.
-func (t *tcpTx) Waiting(src, n int) {
-	if src != AnySource {
+func (t *tx) Waiting(src, n int) {
+	if src != transport.AnySource {
 		if tc := t.conn(src); tc != nil {
 			tc.rd.waiters.Add(int32(n))
 			if n > 0 {

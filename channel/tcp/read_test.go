@@ -1,4 +1,4 @@
-package channel
+package tcp
 
 import (
 	"bytes"
@@ -6,6 +6,8 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/sigcheck/sigcheck/channel"
 )
 
 // The read side of a TCP link (tcpread.go): a receive reads its peer's
@@ -83,7 +85,7 @@ func readCanceled(t *testing.T) {
 
 // TestTCPReadOthersWait: while one receive holds a link, waiting for a
 // message that comes late, the other goroutines' messages — on that
-// link (another tag) and on another (AnySource) — are delivered at once,
+// link (another tag) and on another (channel.AnySource) — are delivered at once,
 // not after the late one.
 func TestTCPReadOthersWait(t *testing.T) {
 	eps, err := startTCP(3, []byte("read"))
@@ -101,7 +103,7 @@ func TestTCPReadOthersWait(t *testing.T) {
 	time.Sleep(10 * time.Millisecond)
 	for _, c := range []struct {
 		src, tag, from int
-	}{{1, 2, 1}, {AnySource, 3, 2}, {AnySource, 4, 1}} {
+	}{{1, 2, 1}, {channel.AnySource, 3, 2}, {channel.AnySource, 4, 1}} {
 		start := time.Now()
 		go eps[c.from].Send(ctx, 0, c.tag, []byte{byte(c.tag)})
 		var b [1]byte
@@ -118,11 +120,5 @@ func TestTCPReadOthersWait(t *testing.T) {
 	}
 	if err := <-late; err != nil {
 		t.Fatal(err)
-	}
-}
-
-func closeAll(eps []*Endpoint) {
-	for _, ep := range eps {
-		ep.Close()
 	}
 }

@@ -1,4 +1,4 @@
-package channel
+package tcp
 
 import (
 	"bytes"
@@ -14,7 +14,7 @@ import (
 	"github.com/leanovate/gopter/prop"
 )
 
-// The pieces tcpConn.write tries (takePiece), consumed by what the
+// The pieces link.write tries (takePiece), consumed by what the
 // socket took each time (consume), cover the buffers in order, exactly:
 // every byte once, no piece over writePiece bytes (and pieceSlack) or len(tc.pieces)
 // buffers, no empty buffer in a piece (a write of nothing can fail on a
@@ -31,7 +31,7 @@ func TestWritePieces(t *testing.T) {
 	params.MinSuccessfulTests = 40 // each moves megabytes
 	props := gopter.NewProperties(params)
 	props.Property("pieces cover the buffers", prop.ForAll(func(lens []int, takes []int) bool {
-		var tc tcpConn
+		var tc link
 		var want []byte
 		off := 0
 		for _, n := range lens {
@@ -113,7 +113,7 @@ func TestWritePieceSizes(t *testing.T) {
 		{1 << 20, []int{writePiece, writePiece, writePiece, writePiece + 32}},
 		{0, []int{32}},
 	} {
-		var tc tcpConn
+		var tc link
 		tc.bufs = net.Buffers{hdr, make([]byte, c.payload)}
 		var got []int
 		for len(tc.bufs) > 0 {
@@ -147,7 +147,7 @@ func TestWatchDoneBeforeStop(t *testing.T) {
 	defer a.Close()
 	defer b.Close()
 	go io.Copy(io.Discard, b)
-	tc := &tcpConn{c: slowDeadlineConn{a}}
+	tc := &link{c: slowDeadlineConn{a}}
 	ctx, cancel := context.WithCancel(context.Background())
 	w := tc.watch(ctx)
 	cancel() // done just as the write ended

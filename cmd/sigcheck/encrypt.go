@@ -20,6 +20,7 @@ import (
 
 	"github.com/sigcheck/sigcheck/channel"
 	"github.com/sigcheck/sigcheck/channel/encrypt"
+	"github.com/sigcheck/sigcheck/channel/tcp"
 )
 
 func init() {
@@ -196,14 +197,14 @@ func encNodeProcess(ctx context.Context, lay encrypt.Layout, node int, o encOpti
 	errs := make([]error, len(mine))
 	var wg sync.WaitGroup
 	for i, r := range mine {
-		cfg := channel.TCPConfig{Rank: r, Size: lay.Size(), Root: os.Getenv(channel.EnvRoot), Secret: []byte(os.Getenv(channel.EnvSecret)), Congestion: os.Getenv(channel.EnvCongestion)}
+		cfg := tcp.Config{Rank: r, Size: lay.Size(), Root: os.Getenv(tcp.EnvRoot), Secret: []byte(os.Getenv(tcp.EnvSecret)), Congestion: os.Getenv(tcp.EnvCongestion)}
 		if t != nil {
 			cfg.Root, cfg.Secret = t.ln.Addr().String(), []byte(t.secret)
 			if r == 0 {
 				cfg.Listener = t.ln
 			}
 		}
-		wg.Go(func() { eps[r], errs[i] = channel.ConnectTCP(join, cfg) })
+		wg.Go(func() { eps[r], errs[i] = tcp.Connect(join, cfg) })
 	}
 	wg.Wait()
 	defer func() {

@@ -15,7 +15,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/sigcheck/sigcheck/channel"
+	"github.com/sigcheck/sigcheck/channel/tcp"
 )
 
 // launchLoopback runs a TCP job of n processes of this program on this
@@ -54,7 +54,7 @@ func launchLoopback(ctx context.Context, e *env, what string, n int, args []stri
 	procs := procsEach(n)
 	for k := 1; k < n; k++ {
 		cmd := exec.CommandContext(ctx, exe, args...)
-		cmd.Env = append(os.Environ(), channel.EnvRoot+"="+ln.Addr().String(), channel.EnvSecret+"="+secret)
+		cmd.Env = append(os.Environ(), tcp.EnvRoot+"="+ln.Addr().String(), tcp.EnvSecret+"="+secret)
 		cmd.Env = append(cmd.Env, env(k)...)
 		if procs > 0 {
 			cmd.Env = append(cmd.Env, "GOMAXPROCS="+strconv.Itoa(procs))

@@ -20,6 +20,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/sigcheck/sigcheck/channel"
+	"github.com/sigcheck/sigcheck/channel/tcp"
 	"github.com/sigcheck/sigcheck/cmd/sigcheck/osu"
 	"github.com/sigcheck/sigcheck/internal/plot"
 	"github.com/sigcheck/sigcheck/internal/progress"
@@ -164,7 +165,7 @@ func startRanks(e *env, args []string, o runOptions) (job, error) {
 			return runLocalRanks(ctx, o.ranks, cfg, o.inj, emit)
 		}}, nil
 	case "tcp":
-		if tc, envErr := channel.TCPConfigFromEnv(); envErr == nil {
+		if tc, envErr := tcp.ConfigFromEnv(); envErr == nil {
 			// One rank of a job that a launcher (or sigcheck) started.
 			tc.Injector = o.inj
 			return job{size: tc.Size, prints: tc.Rank == 0, start: func(ctx context.Context, cfg osu.Config, emit func(osu.Row)) error {
@@ -385,11 +386,11 @@ func firstCause(errs []error) error {
 }
 
 // runTCPRank joins a TCP job as tc says and runs cfg in it.
-func runTCPRank(ctx context.Context, tc channel.TCPConfig, cfg osu.Config, emit func(osu.Row)) error {
+func runTCPRank(ctx context.Context, tc tcp.Config, cfg osu.Config, emit func(osu.Row)) error {
 	// Ranks started by a launcher come up in any order; a minute is
 	// plenty for all to join, and a missing one then is an error.
 	join, cancel := context.WithTimeout(ctx, time.Minute)
-	ep, err := channel.ConnectTCP(join, tc)
+	ep, err := tcp.Connect(join, tc)
 	cancel()
 	if err != nil {
 		return err
@@ -402,10 +403,10 @@ func runTCPRank(ctx context.Context, tc channel.TCPConfig, cfg osu.Config, emit 
 // same arguments and the job in their environment, and runs rank 0 here.
 func launchTCP(ctx context.Context, e *env, p int, args []string, cfg osu.Config, inj *channel.Injector, emit func(osu.Row)) error {
 	env := func(r int) []string {
-		return []string{channel.EnvRank + "=" + strconv.Itoa(r), channel.EnvSize + "=" + strconv.Itoa(p)}
+		return []string{tcp.EnvRank + "=" + strconv.Itoa(r), tcp.EnvSize + "=" + strconv.Itoa(p)}
 	}
 	return launchLoopback(ctx, e, "rank", p, append([]string{"run"}, args...), env, func(ctx context.Context, ln net.Listener, secret string) error {
-		return runTCPRank(ctx, channel.TCPConfig{Rank: 0, Size: p, Listener: ln, Secret: []byte(secret), Injector: inj, Congestion: os.Getenv(channel.EnvCongestion)}, cfg, emit)
+		return runTCPRank(ctx, tcp.Config{Rank: 0, Size: p, Listener: ln, Secret: []byte(secret), Injector: inj, Congestion: os.Getenv(tcp.EnvCongestion)}, cfg, emit)
 	})
 }
 

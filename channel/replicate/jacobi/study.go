@@ -9,6 +9,7 @@ import (
 
 	"github.com/sigcheck/sigcheck/channel"
 	"github.com/sigcheck/sigcheck/channel/replicate"
+	"github.com/sigcheck/sigcheck/channel/tcp"
 )
 
 // Setup is one run of the application under replication, all ranks in
@@ -43,7 +44,7 @@ func Natives(ctx context.Context, transport string, n int) ([]*channel.Endpoint,
 	case "local":
 		return channel.NewLocal(n)
 	case "tcp":
-		return channel.ConnectLoopback(ctx, n, channel.TCPConfig{})
+		return tcp.Loopback(ctx, n, tcp.Config{})
 	}
 	return nil, fmt.Errorf("jacobi: unknown transport %q (local, tcp)", transport)
 }
