@@ -181,7 +181,7 @@ static void same(coll *k, int root, int count, MPI_Datatype dt) {
 		for (int i = 0; i < k->p; i++) expects(k, i, count, dt);
 }
 
-#define BEGIN(CALL, NAME, COMM) coll k; int _checking = 0; SC_LOCK(); _checking = setup(&k, COMM, CALL, NAME);
+#define BEGIN(CALL, NAME, COMM) coll k; int _checking = 0; sc_enc_note(COMM, CALL, NAME); SC_LOCK(); _checking = setup(&k, COMM, CALL, NAME);
 #define RUN_BLOCKING(EXPR) if (_checking) check(&k); SC_UNLOCK(); return EXPR;
 #define RUN_NONBLOCKING(EXPR, REQ)                                              \
 	MPI_Request _cr = MPI_REQUEST_NULL; record *_in = NULL;                     \
@@ -348,7 +348,7 @@ static void allgather(coll *k, const void *s, int sc, MPI_Datatype sdt, const in
 int MPI_Allgather(const void *s, int sc, MPI_Datatype sdt, void *r, int rc, MPI_Datatype rdt, MPI_Comm comm) {
 	BEGIN(SC_CALL_ALLGATHER, "MPI_Allgather", comm)
 	if (_checking) allgather(&k, s, sc, sdt, NULL, rc, rdt);
-	RUN_BLOCKING(PMPI_Allgather(s, sc, sdt, r, rc, rdt, comm))
+	RUN_BLOCKING(sc_allgather(s, sc, sdt, r, rc, rdt, comm))
 }
 
 int MPI_Iallgather(const void *s, int sc, MPI_Datatype sdt, void *r, int rc, MPI_Datatype rdt, MPI_Comm comm, MPI_Request *q) {

@@ -56,6 +56,20 @@ var (
 	errProtocol = errors.New("a frame out of step")
 )
 
+// tamperError is errTampered about one ciphertext: whose blocks it held
+// and who sealed it, by the frame's word (the report says where to look).
+type tamperError struct {
+	origins   []int
+	encrypter int
+	how       string
+}
+
+func (e *tamperError) Error() string {
+	return fmt.Sprintf("%v: %s of the blocks of ranks %v, sealed by rank %d", errTampered, e.how, e.origins, e.encrypter)
+}
+
+func (e *tamperError) Unwrap() error { return errTampered }
+
 // encStats counts what a process's encrypted all-gathers did, for the
 // summary; every group of the process adds to the same one.
 type encStats struct {
@@ -225,7 +239,7 @@ func (st *state) open(pc *piece) error {
 	if err != nil {
 		g.stats.tampered.Add(1)
 		if g.onTamper == nil {
-			return fmt.Errorf("%w: rank %d's seal of the blocks of ranks %v", errTampered, pc.enc, pc.origins)
+			return &tamperError{origins: pc.origins, encrypter: pc.enc, how: "the ciphertext"}
 		}
 		g.onTamper(pc.origins, pc.enc)
 		for _, o := range pc.origins {
@@ -420,7 +434,7 @@ func (st *state) accept(src, step int, want []int, b []byte, off int) error {
 				errProtocol, src, step, len(pc.Data), len(pc.Origins), st.m)
 		}
 		if !pc.Sealed && inter {
-			return fmt.Errorf("%w: from rank %d, step %#x: plaintext between nodes", errTampered, src, step)
+			return &tamperError{origins: pc.Origins, encrypter: src, how: "plaintext between nodes in place"}
 		}
 	}
 	if got != len(want) {

@@ -99,6 +99,8 @@ static void start(int provided, int real) {
 	sc_desc_init();
 	sc_shadow_of(MPI_COMM_WORLD, &sc_world);
 	sc_comms_init();
+	int enc = sc_enc_start();
+	if (enc != 0) PMPI_Abort(MPI_COMM_WORLD, enc);
 	if (sc_keep_start() != 0) {
 		if (sc_world_rank == 0) {
 			static const char msg[] = "sigcheck: SIGCHECK_CHECK=repair needs MPI_THREAD_MULTIPLE, which this MPI "
@@ -150,6 +152,7 @@ int MPI_Finalize(void) {
 		sc_reqs_finalize();
 		sc_desc_finalize();
 		sc_keep_finalize();
+		sc_enc_finalize();
 		sc_active = 0;
 		scGoFinalize(&sc_count, sc_multi);
 	}

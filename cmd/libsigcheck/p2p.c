@@ -17,6 +17,7 @@ static int stamp(const void *buf, int count, MPI_Datatype dt, int dest, MPI_Comm
 	if (dest == MPI_PROC_NULL) return 0;
 	sc_comm *c = sc_comm_get(comm);
 	if (!c) { sc_count.unchecked[call][SC_WHY_COMM]++; return 0; }
+	if (sc_enc_on) sc_enc_p2p(sc_world_of(c, dest), call);
 	sc_type *t = sc_type_get(dt);
 	if (sc_stamp(t, count < 0 ? 0 : (uint64_t)count, h) != 0) {
 		sc_count.unchecked[call][SC_WHY_TYPE]++;

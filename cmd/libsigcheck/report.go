@@ -262,6 +262,7 @@ func scGoFinalize(c *C.sc_counters, multi C.int) {
 	s.Findings = append(s.Findings, found.list...)
 	s.Suppressed, s.Undecoded = found.suppressed, found.undecoded
 	found.Unlock()
+	s.Encryption = encSummary()
 	b, err := json.MarshalIndent(s, "", "  ")
 	if err == nil {
 		err = os.MkdirAll(cfg.summary, 0o755)

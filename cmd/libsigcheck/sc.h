@@ -146,6 +146,21 @@ int sc_keep_start(void);
 void sc_keep_finalize(void);
 extern int sc_real_multi; // MPI_THREAD_MULTIPLE from MPI, whatever the application asked
 
+// Encryption of MPI_Allgather between nodes, SIGCHECK_ENCRYPT (crypt.c).
+typedef struct {
+	uint64_t clear[SC_NCALLS]; // calls to another node, or collectives spanning nodes, sent in the clear
+	uint64_t ag_onenode;       // MPI_Allgather within one node: nothing crossed between nodes
+	uint64_t ag_large;         // MPI_Allgather past the size limit, in the clear
+	uint64_t ag_foreign;       // MPI_Allgather on an intercommunicator, or with ranks outside MPI_COMM_WORLD, in the clear
+} sc_enc_counters;
+extern int sc_enc_on;
+extern sc_enc_counters sc_enc_count;
+int sc_allgather(const void *s, int sc, MPI_Datatype sdt, void *r, int rc, MPI_Datatype rdt, MPI_Comm comm);
+void sc_enc_note(MPI_Comm comm, int call, const char *name);
+void sc_enc_p2p(int world_dest, int call);
+int sc_enc_start(void);
+void sc_enc_finalize(void);
+
 // Hashing and reporting (Go).
 uint64_t sc_checksum(const void *buf, int count, MPI_Datatype dt, uint64_t bytes, sc_type *t);
 uint64_t sc_received_csum(void *buf, int count, MPI_Datatype dt, const MPI_Status *st, int may_inject, int *injected);

@@ -36,4 +36,23 @@ type Summary struct {
 	Suppressed int               `json:"suppressed"` // findings counted but not kept
 	Undecoded  map[string]int    `json:"undecoded,omitempty"`
 	Threads    string            `json:"threads"`
+	Encryption *Encryption       `json:"encryption,omitempty"` // with SIGCHECK_ENCRYPT=1
+}
+
+// Encryption is what a rank's encrypted all-gathers did, and what it sent
+// between nodes in the clear.
+type Encryption struct {
+	Keys       string            `json:"keys"`       // how the job key was agreed
+	Nodes      int               `json:"nodes"`      // MPI_COMM_WORLD's, as the library sees them
+	Simulated  bool              `json:"simulated"`  // SIGCHECK_NODES split them
+	Algorithm  string            `json:"algorithm"`  // the setting: auto, or the one named
+	Allgathers map[string]uint64 `json:"allgathers"` // encrypted MPI_Allgather calls, by the algorithm that ran
+	Packed     uint64            `json:"packed"`     // of those, the calls whose datatypes were packed and unpacked
+	Sealed     uint64            `json:"sealed"`     // AES-GCM seals, and their plaintext bytes
+	SealedB    uint64            `json:"sealed_bytes"`
+	Opened     uint64            `json:"opened"` // AES-GCM opens, and their plaintext bytes
+	OpenedB    uint64            `json:"opened_bytes"`
+	Tampered   uint64            `json:"tampered"` // ciphertexts that failed authentication
+	OneNode    uint64            `json:"one_node"` // MPI_Allgather calls within one node: nothing crossed
+	Clear      map[string]uint64 `json:"clear"`    // calls between nodes sent in the clear, "call: why"
 }
