@@ -11,6 +11,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -176,5 +177,44 @@ func TestEncryptBadSetting(t *testing.T) {
 	j := mpiJob(t, 2, true, map[string]string{"SIGCHECK_ENCRYPT": "1", "SIGCHECK_NODES": "3"}, exe)
 	if j.Exit != 2 || !bytes.Contains([]byte(j.Stderr), []byte("sigcheck: SIGCHECK_NODES=3: more nodes than the job's 2 ranks")) {
 		t.Errorf("exit %d, want 2 and the reason\nstderr:\n%s", j.Exit, j.Stderr)
+	}
+}
+
+// sigcheck mpirun -encrypt, as a user runs it: the secret reaches the
+// ranks through mpirun's environment and never its command line, and
+// the summary says what was encrypted and what crossed in the clear.
+func TestSigcheckMpirunEncrypt(t *testing.T) {
+	t.Parallel()
+	lib := library(t)
+	dir := t.TempDir()
+	exe := compile(t, dir, "enc_allgather.c")
+	sigcheck := filepath.Join(dir, "sigcheck")
+	if out, err := exec.Command("go", "build", "-o", sigcheck, "../sigcheck").CombinedOutput(); err != nil {
+		t.Fatalf("building sigcheck: %v\n%s", err, out)
+	}
+	slot(t)
+	want := plainOutput(t, exe, 4)
+	sum := filepath.Join(dir, "summary.json")
+	cmd := exec.Command(sigcheck, "mpirun", "-lib", lib, "-encrypt", "-nodes", "2", "-summary", sum, "--",
+		"mpirun", "--allow-run-as-root", "--oversubscribe", "-np", "4", exe)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "OMPI_MCA_btl=self,vader", "OMPI_MCA_rmaps_base_oversubscribe=1")
+	var so, se bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &so, &se
+	if err := cmd.Run(); err != nil || so.String() != want {
+		t.Fatalf("%v: stdout %q, want %q\nstderr:\n%s", err, so.String(), want, se.String())
+	}
+	for _, line := range []string{"sigcheck: encrypted: ", " all-gathers between 2 simulated nodes (", "sigcheck: in the clear between nodes: "} {
+		if !strings.Contains(se.String(), line) {
+			t.Errorf("stderr lacks %q:\n%s", line, se.String())
+		}
+	}
+	b, err := os.ReadFile(sum)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(b, []byte(`"SIGCHECK_ENCRYPT_SECRET"`)) || bytes.Contains(b, []byte("SIGCHECK_ENCRYPT_SECRET=")) ||
+		!bytes.Contains(b, []byte("HKDF with SIGCHECK_ENCRYPT_SECRET")) {
+		t.Errorf("the secret went by name on mpirun's command line, and reached the ranks? %s", b)
 	}
 }

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"cmp"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -15,6 +17,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/sigcheck/sigcheck/channel/encrypt"
 )
 
 const mpirunHelp = `Runs an unmodified MPI program under Open MPI's mpirun with libsigcheck.so preloaded
@@ -26,6 +30,16 @@ arguments right after its name:
   -x LD_PRELOAD=LIB -x SIGCHECK_CHECK=… -x SIGCHECK_ON_ERROR=… -x SIGCHECK_SUMMARY=DIR
   -x GODEBUG=asyncpreemptoff=1 (after any GODEBUG of yours: Go's preemption signal would
      interrupt the program's system calls)
+
+With -encrypt, MPI_Allgather between nodes is encrypted with AES-128-GCM, by one of the
+algorithms of "Efficient Algorithms for Encrypted All-gather Operation" (-encrypt-alg; Auto
+by default), under keys agreed at MPI_Init: an X25519 exchange over MPI, mixed with a
+secret that sigcheck draws for the job and puts in mpirun's environment, passed on by name
+(-x SIGCHECK_ENCRYPT=1 -x SIGCHECK_ENCRYPT_SECRET) so that it is on no command line.
+Nodes are what MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) finds; -nodes N splits the ranks
+into N simulated nodes, to try it on one machine. Other collectives and point-to-point
+messages between nodes go in the clear, and the summary counts them. A ciphertext altered
+on the way is reported as a finding (tampered ciphertext).
 
 The program's standard input and output are its own; sigcheck writes to standard error
 only: each finding as a rank makes it (lines starting "sigcheck:"), and when the job ends,
@@ -40,9 +54,10 @@ MPI's headers):
 
   go build -buildmode=c-shared -tags mpi -o libsigcheck.so ./cmd/libsigcheck
 
-Example:
+Examples:
 
-  sigcheck mpirun -on-error report -- mpirun -np 4 ./app input.dat`
+  sigcheck mpirun -on-error report -- mpirun -np 4 ./app input.dat
+  sigcheck mpirun -encrypt -nodes 2 -- mpirun -np 8 ./app input.dat`
 
 // launchers are the names of the commands that take Open MPI's -x: the
 // library's settings reach the ranks in no other way.
@@ -61,7 +76,14 @@ type mpirunSettings struct {
 	check, onError string
 	inject, seed   string // "" when not given: the library's defaults hold
 	summaryDir     string
+	encrypt        bool
+	encAlg, nodes  string // "" when not given
 }
+
+// secretVar carries the job's secret for -encrypt's key agreement: set
+// in mpirun's environment and passed on by name, never on a command line
+// that any user of the machine can read.
+const secretVar = "SIGCHECK_ENCRYPT_SECRET"
 
 // exitStatus passes a child's exit status through runIO unchanged, so
 // that a job's scripts see mpirun's status as if sigcheck were not there.
@@ -77,6 +99,9 @@ func runMpirun(e *env, args []string) error {
 	inject := fs.Float64("inject", 0, "the `rate`, 0 to 1, at which received messages get one bit flipped, for -check checksum to catch")
 	seed := fs.Uint64("seed", 1, "the `seed` of -inject's faults")
 	summary := fs.String("summary", "", "also write the merged summary, each rank's row as it wrote it, to `FILE.json`")
+	encryptFlag := fs.Bool("encrypt", false, "encrypt MPI_Allgather between nodes (AES-128-GCM, keys agreed at MPI_Init); count what else crosses in the clear")
+	encAlg := fs.String("encrypt-alg", "", "the encrypted all-gather's `algorithm`: auto (the default), naive, o-ring, o-rd, o-rd2, c-ring, c-rd, hs1 or hs2")
+	nodes := fs.String("nodes", "", "with -encrypt, split the ranks into `N` simulated nodes (N:cyclic deals them out in turn)")
 	flagArgs, command, err := cutCommand(args)
 	if err != nil {
 		return err
@@ -90,6 +115,9 @@ func runMpirun(e *env, args []string) error {
 	}
 	set, err := mpirunSettingsOf(fs, *check, *onError, *inject, *seed)
 	if err != nil {
+		return err
+	}
+	if set.encrypt, set.encAlg, set.nodes, err = encryptSettings(*encryptFlag, *encAlg, *nodes); err != nil {
 		return err
 	}
 	if err := checkLauncher(command); err != nil {
@@ -152,6 +180,29 @@ func mpirunSettingsOf(fs *flag.FlagSet, check, onError string, inject float64, s
 	return set, nil
 }
 
+// encryptSettings checks -encrypt's flags as the library would.
+func encryptSettings(on bool, alg, nodes string) (bool, string, string, error) {
+	if !on && (alg != "" || nodes != "") {
+		return false, "", "", usageErrorf("-encrypt-alg and -nodes only matter with -encrypt")
+	}
+	if alg != "" {
+		if _, err := encrypt.ParseAlgorithm(alg); err != nil {
+			return false, "", "", usageErrorf("-encrypt-alg %s: want auto, naive, o-ring, o-rd, o-rd2, c-ring, c-rd, hs1 or hs2", alg)
+		}
+	}
+	if nodes != "" {
+		n, m, hasMap := strings.Cut(nodes, ":")
+		k, err := strconv.Atoi(n)
+		if err == nil && hasMap {
+			_, err = encrypt.ParseMapping(m)
+		}
+		if err != nil || k < 1 || k > 1<<20 {
+			return false, "", "", usageErrorf("-nodes %s: want a number of nodes, then :block (the default) or :cyclic", nodes)
+		}
+	}
+	return on, alg, nodes, nil
+}
+
 func checkLauncher(command []string) error {
 	if len(command) == 0 {
 		return usageErrorf("no command: want sigcheck mpirun [flags] -- mpirun -np 4 ./app")
@@ -186,6 +237,15 @@ func mpirunArgs(command []string, lib string, set mpirunSettings, godebug string
 	}
 	if set.seed != "" {
 		vars = append(vars, "SIGCHECK_SEED="+set.seed)
+	}
+	if set.encrypt {
+		vars = append(vars, "SIGCHECK_ENCRYPT=1", secretVar)
+		if set.encAlg != "" {
+			vars = append(vars, "SIGCHECK_ENCRYPT_ALG="+set.encAlg)
+		}
+		if set.nodes != "" {
+			vars = append(vars, "SIGCHECK_NODES="+set.nodes)
+		}
 	}
 	vars = append(vars, "GODEBUG="+withAsyncPreemptOff(godebug))
 	out := []string{command[0]}
@@ -340,7 +400,13 @@ func launch(e *env, command []string, lib string, set mpirunSettings, summaryFil
 	defer os.RemoveAll(dir)
 	set.summaryDir = dir
 	args := mpirunArgs(command, lib, set, os.Getenv("GODEBUG"))
-	status, err := runJob(e, args)
+	var env []string
+	if set.encrypt {
+		secret := make([]byte, 32)
+		rand.Read(secret)
+		env = append(os.Environ(), secretVar+"="+hex.EncodeToString(secret))
+	}
+	status, err := runJob(e, args, env)
 	if err != nil {
 		return err
 	}
@@ -364,9 +430,11 @@ func launch(e *env, command []string, lib string, set mpirunSettings, summaryFil
 }
 
 // runJob runs mpirun with the program's standard streams, and the
-// signals that would have stopped sigcheck passed on to it instead.
-func runJob(e *env, args []string) (int, error) {
+// signals that would have stopped sigcheck passed on to it instead; env,
+// if not nil, is its environment.
+func runJob(e *env, args []string, env []string) (int, error) {
 	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Env = env
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = e.stdin, e.stdout, e.stderr
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)

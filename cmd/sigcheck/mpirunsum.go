@@ -58,23 +58,24 @@ func readSummaries(dir string) ([]rankSummary, []error) {
 // mpirunSummary is the job's summary: totals over the ranks that wrote
 // one, which ranks did not, and each rank's row as it wrote it.
 type mpirunSummary struct {
-	Command    []string          `json:"command"`
-	Exit       int               `json:"exit"`
-	Ranks      int               `json:"ranks"` // the job's size as the ranks saw it; 0 when none wrote
-	Reported   int               `json:"reported"`
-	Missing    []int             `json:"missing"`
-	Mode       string            `json:"mode"`
-	Checked    map[string]uint64 `json:"checked"`
-	Unchecked  map[string]uint64 `json:"unchecked"`
-	Undecoded  map[string]int    `json:"undecoded,omitempty"`
-	Mismatches uint64            `json:"mismatches"`
-	Corrupt    uint64            `json:"corrupt"`
-	Injected   uint64            `json:"injected"`
-	Repaired   uint64            `json:"repaired"`
-	Unrepaired uint64            `json:"unrepaired"`
-	Findings   int               `json:"findings"`   // kept in the rows
-	Suppressed int               `json:"suppressed"` // counted, not kept
-	Rows       []json.RawMessage `json:"rows"`
+	Command    []string            `json:"command"`
+	Exit       int                 `json:"exit"`
+	Ranks      int                 `json:"ranks"` // the job's size as the ranks saw it; 0 when none wrote
+	Reported   int                 `json:"reported"`
+	Missing    []int               `json:"missing"`
+	Mode       string              `json:"mode"`
+	Checked    map[string]uint64   `json:"checked"`
+	Unchecked  map[string]uint64   `json:"unchecked"`
+	Undecoded  map[string]int      `json:"undecoded,omitempty"`
+	Mismatches uint64              `json:"mismatches"`
+	Corrupt    uint64              `json:"corrupt"`
+	Injected   uint64              `json:"injected"`
+	Repaired   uint64              `json:"repaired"`
+	Unrepaired uint64              `json:"unrepaired"`
+	Findings   int                 `json:"findings"`             // kept in the rows
+	Suppressed int                 `json:"suppressed"`           // counted, not kept
+	Encryption *ranksum.Encryption `json:"encryption,omitempty"` // -encrypt: the ranks' counts summed
+	Rows       []json.RawMessage   `json:"rows"`
 }
 
 func mergeSummaries(command []string, status int, rows []rankSummary) *mpirunSummary {
@@ -102,6 +103,7 @@ func mergeSummaries(command []string, status int, rows []rankSummary) *mpirunSum
 		m.Unrepaired += r.Unrepaired
 		m.Findings += len(r.Findings)
 		m.Suppressed += r.Suppressed
+		m.Encryption = addEncryption(m.Encryption, r.Encryption)
 		m.Rows = append(m.Rows, r.raw)
 		seen[r.Rank] = true
 	}
@@ -111,6 +113,28 @@ func mergeSummaries(command []string, status int, rows []rankSummary) *mpirunSum
 		}
 	}
 	return m
+}
+
+// addEncryption adds a rank's encryption counts to the job's; the
+// settings are every rank's alike.
+func addEncryption(to, from *ranksum.Encryption) *ranksum.Encryption {
+	if from == nil {
+		return to
+	}
+	if to == nil {
+		to = &ranksum.Encryption{Keys: from.Keys, Nodes: from.Nodes, Simulated: from.Simulated, Algorithm: from.Algorithm,
+			Allgathers: map[string]uint64{}, Clear: map[string]uint64{}}
+	}
+	addCounts(to.Allgathers, from.Allgathers)
+	addCounts(to.Clear, from.Clear)
+	to.Packed += from.Packed
+	to.Sealed += from.Sealed
+	to.SealedB += from.SealedB
+	to.Opened += from.Opened
+	to.OpenedB += from.OpenedB
+	to.Tampered += from.Tampered
+	to.OneNode += from.OneNode
+	return to
 }
 
 func addCounts(to, from map[string]uint64) {
@@ -150,6 +174,9 @@ func writeMpirunSummary(w io.Writer, m *mpirunSummary, rows []rankSummary, dir s
 			writeRankTable(&b, m, rows)
 		}
 		if line := uncheckedLine(m); line != "" {
+			fmt.Fprintln(&b, line)
+		}
+		for _, line := range encryptionLines(m.Encryption) {
 			fmt.Fprintln(&b, line)
 		}
 		if line := undecodedLine(m); line != "" {
@@ -207,6 +234,9 @@ func foundPhrase(m *mpirunSummary) string {
 	}
 	if m.Corrupt > 0 {
 		found = append(found, counted(m.Corrupt, "corrupt message"))
+	}
+	if e := m.Encryption; e != nil && e.Tampered > 0 {
+		found = append(found, counted(e.Tampered, "tampered ciphertext"))
 	}
 	if m.Mode == "repair" && m.Corrupt > 0 {
 		found = append(found, fmt.Sprintf("%d repaired", m.Repaired))
@@ -329,6 +359,43 @@ func uncheckedLine(m *mpirunSummary) string {
 		parts[i] = fmt.Sprintf("%d %s (%s)", m.Unchecked[k], call, why)
 	}
 	return "unchecked: " + strings.Join(parts, ", ")
+}
+
+// encryptionLines say what -encrypt did: the all-gathers encrypted, by
+// algorithm, and what crossed between nodes in the clear.
+func encryptionLines(e *ranksum.Encryption) []string {
+	if e == nil {
+		return nil
+	}
+	var total uint64
+	for _, n := range e.Allgathers {
+		total += n
+	}
+	nodes := counted(uint64(e.Nodes), "node")
+	if e.Simulated {
+		nodes = counted(uint64(e.Nodes), "simulated node")
+	}
+	line := fmt.Sprintf("encrypted: %s between %s", countedAs(total, "all-gather", "all-gathers"), nodes)
+	if len(e.Allgathers) > 0 {
+		var parts []string
+		for _, a := range sortedByCount(e.Allgathers) {
+			parts = append(parts, fmt.Sprintf("%s %d", a, e.Allgathers[a]))
+		}
+		line += " (" + strings.Join(parts, ", ") + ")"
+	}
+	if e.OneNode > 0 {
+		line += fmt.Sprintf("; %d within one node", e.OneNode)
+	}
+	lines := []string{line}
+	if len(e.Clear) > 0 {
+		var parts []string
+		for _, k := range sortedByCount(e.Clear) {
+			call, why, _ := strings.Cut(k, ": ")
+			parts = append(parts, fmt.Sprintf("%d %s (%s)", e.Clear[k], call, why))
+		}
+		lines = append(lines, "in the clear between nodes: "+strings.Join(parts, ", "))
+	}
+	return lines
 }
 
 func undecodedLine(m *mpirunSummary) string {
