@@ -75,7 +75,7 @@ void sc_enc_note(MPI_Comm comm, int call, const char *name) {
 // sc_enc_p2p counts a point-to-point message to world rank w. Lock held.
 void sc_enc_p2p(int w, int call) {
 	if (!sc_enc_node || w < 0 || w >= sc_world_size) return;
-	if (sc_enc_node[w] != sc_enc_node[sc_world_rank]) sc_enc_count.clear[call]++;
+	if (sc_enc_node[w] != sc_enc_node[sc_world_rank]) count(&sc_enc_count.clear[call]);
 }
 
 // The most an encrypted all-gather moves in all, p·m (maxEncTotal).
@@ -127,9 +127,10 @@ int sc_allgather(const void *s, int sc, MPI_Datatype sdt, void *r, int rc, MPI_D
 	void *recvp = r, *sbuf = NULL, *rbuf = NULL;
 	int packed = 0, rcode = 0;
 	if (!dense(st)) {
-		int pos = 0;
-		sbuf = malloc((size_t)m);
-		if (!sbuf || PMPI_Pack(sbase, scount, st, sbuf, (int)m, &pos, comm) != MPI_SUCCESS || pos != m) {
+		int pos = 0, room = 0;
+		if (PMPI_Pack_size(scount, st, comm, &room) != MPI_SUCCESS || room < m) room = (int)m;
+		sbuf = malloc((size_t)room);
+		if (!sbuf || PMPI_Pack(sbase, scount, st, sbuf, room, &pos, comm) != MPI_SUCCESS || pos != m) {
 			rcode = scGoEncFail("cannot pack the send buffer into one of its size");
 			goto out;
 		}
@@ -260,6 +261,8 @@ int sc_enc_recv(void *in, int nin, int src, int tag, MPI_Comm c, int *n) {
 	return rc == MPI_SUCCESS ? received(&st, n) : rc;
 }
 
+int sc_enc_node_barrier(MPI_Comm node, MPI_Win w, int has);
+
 // The node's shared memory: one window on the node's communicator, all
 // of it at the node's first rank, every rank given its address.
 int sc_enc_win_alloc(MPI_Comm node, size_t size, void **base, MPI_Win *w) {
@@ -272,7 +275,9 @@ int sc_enc_win_alloc(MPI_Comm node, size_t size, void **base, MPI_Win *w) {
 	int unit = 0;
 	rc = PMPI_Win_shared_query(*w, 0, &got, &unit, base);
 	if (rc == MPI_SUCCESS && (size_t)got < size) rc = MPI_ERR_NO_MEM;
+	if (rc == MPI_SUCCESS && local == 0) memset(*base, 0, size);
 	if (rc == MPI_SUCCESS) rc = PMPI_Win_lock_all(MPI_MODE_NOCHECK, *w);
+	if (rc == MPI_SUCCESS) rc = sc_enc_node_barrier(node, *w, 1); // zeroed before anyone reads it
 	if (rc != MPI_SUCCESS) PMPI_Win_free(w);
 	return rc;
 }

@@ -8,6 +8,7 @@ package main
 // crypt.c's MPI calls, and the reports and summary.
 
 /*
+#include <sched.h>
 #include "sc.h"
 int sc_enc_members(MPI_Comm c, int *world, int n);
 int sc_enc_split(MPI_Comm c, int color, int key, MPI_Comm *out);
@@ -55,8 +56,11 @@ var enc struct {
 
 	mu     sync.Mutex
 	groups map[uintptr]*encHandle
-	order  []*encHandle // in the order they were made, which is how they are freed
+	made   []*encHandle // those with MPI objects, in the order made: MPI_Finalize frees them in it
 	next   uintptr
+
+	autoMu    sync.Mutex
+	autoSizes map[encrypt.Algorithm][2]int64 // what Auto ran, for which block sizes
 
 	frames   atomic.Uint64 // frames from other nodes (testHookTamper)
 	nonceMu  sync.Mutex
@@ -195,7 +199,7 @@ type encHandle struct {
 func scGoEncComm(comm C.MPI_Comm, spans *C.int) C.uintptr_t {
 	*spans = 1
 	var size, rank C.int
-	if C.MPI_Comm_size(comm, &size) != 0 || C.MPI_Comm_rank(comm, &rank) != 0 || size < 1 {
+	if C.PMPI_Comm_size(comm, &size) != 0 || C.PMPI_Comm_rank(comm, &rank) != 0 || size < 1 {
 		return 0
 	}
 	world := make([]C.int, size)
@@ -218,7 +222,6 @@ func scGoEncComm(comm C.MPI_Comm, spans *C.int) C.uintptr_t {
 	enc.next++
 	h := &encHandle{id: enc.next, comm: comm, rank: int(rank), members: members, lay: lay}
 	enc.groups[h.id] = h
-	enc.order = append(enc.order, h)
 	return C.uintptr_t(h.id)
 }
 
@@ -251,6 +254,9 @@ func (h *encHandle) make() error {
 		return err
 	}
 	h.hasComms = true
+	enc.mu.Lock()
+	enc.made = append(enc.made, h)
+	enc.mu.Unlock()
 	var msg [commSaltLen + 1]byte
 	if h.rank == 0 {
 		rand.Read(msg[:commSaltLen])
@@ -336,9 +342,9 @@ func scGoEncFree(id C.uintptr_t, finalizing C.int) {
 	enc.mu.Lock()
 	h := enc.groups[uintptr(id)]
 	delete(enc.groups, uintptr(id))
-	for i, x := range enc.order {
+	for i, x := range enc.made {
 		if x == h {
-			enc.order = append(enc.order[:i], enc.order[i+1:]...)
+			enc.made = append(enc.made[:i], enc.made[i+1:]...)
 			break
 		}
 	}
@@ -350,11 +356,14 @@ func scGoEncFree(id C.uintptr_t, finalizing C.int) {
 
 //export scGoEncFinalize
 func scGoEncFinalize() {
+	// In the order they were made: freeing a window is collective over
+	// its node, and the all-gathers that made them came in this order on
+	// every rank.
 	enc.mu.Lock()
-	order := enc.order
-	enc.order = nil
+	made := enc.made
+	enc.made = nil
 	enc.mu.Unlock()
-	for _, h := range order {
+	for _, h := range made {
 		h.free()
 	}
 	if enc.cfg.nonces != "" {
@@ -393,6 +402,9 @@ func scGoEncAllgather(id C.uintptr_t, send unsafe.Pointer, m C.int64_t, recv uns
 	if (a == encrypt.HS1 || a == encrypt.HS2) && !h.g.hsFeasible(n) {
 		a = encrypt.CRing
 	}
+	if h.alg == encrypt.Auto {
+		noteAuto(a, int64(n))
+	}
 	err := h.g.run(a, unsafe.Slice((*byte)(send), n), unsafe.Slice((*byte)(recv), p*n))
 	if err != nil {
 		return h.reportFailure(err)
@@ -401,6 +413,19 @@ func scGoEncAllgather(id C.uintptr_t, send unsafe.Pointer, m C.int64_t, recv uns
 		enc.packed.Add(1)
 	}
 	return 0
+}
+
+func noteAuto(a encrypt.Algorithm, m int64) {
+	enc.autoMu.Lock()
+	defer enc.autoMu.Unlock()
+	if enc.autoSizes == nil {
+		enc.autoSizes = map[encrypt.Algorithm][2]int64{}
+	}
+	r, ok := enc.autoSizes[a]
+	if !ok {
+		r = [2]int64{m, m}
+	}
+	enc.autoSizes[a] = [2]int64{min(r[0], m), max(r[1], m)}
 }
 
 // scGoEncFail reports a failure of crypt.c's and returns 1.
@@ -514,11 +539,19 @@ func (n *mpiNodeMem) mem(size int) ([]byte, error) {
 		}
 		n.free()
 	}
+	// The window comes zeroed: its counters start from nothing (hsState).
 	if err := mpiErr("MPI_Win_allocate_shared", C.sc_enc_win_alloc(n.comm, C.size_t(grown), &n.base, &n.win)); err != nil {
 		return nil, err
 	}
 	n.size, n.has = grown, true
 	return unsafe.Slice((*byte)(n.base), n.size), nil
+}
+
+// yield gives the core away: the ranks of a node may outnumber its
+// cores, and the rank waited for may need this one's.
+func (n *mpiNodeMem) yield() error {
+	C.sched_yield()
+	return nil
 }
 
 func (n *mpiNodeMem) barrier() error {
@@ -557,6 +590,14 @@ func encSummary() *ranksum.Encryption {
 			e.Allgathers[encrypt.Algorithm(a).Title()] = n
 		}
 	}
+	enc.autoMu.Lock()
+	for a, r := range enc.autoSizes {
+		if e.AutoSizes == nil {
+			e.AutoSizes = map[string][2]int64{}
+		}
+		e.AutoSizes[a.Title()] = r
+	}
+	enc.autoMu.Unlock()
 	for i, name := range callNames {
 		if n := uint64(C.sc_enc_count.clear[i]); n > 0 {
 			e.Clear[name+": not encrypted"] = n

@@ -8,6 +8,8 @@ package main
 import (
 	"fmt"
 	"math/bits"
+	"sync/atomic"
+	"unsafe"
 
 	"github.com/sigcheck/sigcheck/channel/encrypt"
 )
@@ -240,19 +242,29 @@ func (st *state) concurrent() error {
 
 // hsLayout places HS1's and HS2's buffers in one half of the node's
 // shared memory (there are two, by the parity of the all-gather, so that
-// a rank may start the next all-gather while another still copies out):
+// a rank may start the next all-gather while another still copies out
+// of this one):
 //
+//	ctl     three counters, a cache line each (hierarchical)
 //	plain   p·m      every rank's block, in the clear
 //	own     ℓ slots  HS2: each local rank's sealed block (m + tag)
 //	ctrs    ℓ × 8    HS2: the counter each sealed it under
 //	dir     the leader's list of the other nodes' ciphertexts:
-//	        count u64, then per piece: offset u64, length u32,
-//	        encrypter u32, counter u64, origins u32, origins × u32
+//	        count u32, who opens them u32, then per piece: offset u64,
+//	        length u32, encrypter u32, counter u64, origins u32,
+//	        origins × u32
 //	region  the frames the leader receives from the other leaders,
 //	        where its node's ranks open them
 type hsLayout struct {
 	plain, own, ctrs, dir, region, regionLen, half int
 }
+
+const (
+	ctlArrived = 0   // ranks that have put their block in (all-gathers × ℓ)
+	ctlDir     = 64  // the all-gather whose list the leader has written
+	ctlOpened  = 128 // ranks that have opened their share (shared openings × ℓ)
+	ctlLen     = 192
+)
 
 // maxHSHalf bounds one half of the node's shared memory (the window is
 // twice this): an all-gather that needs more runs C-Ring instead.
@@ -266,8 +278,8 @@ func hsLayoutOf(p, l, nodes, m int) (hsLayout, bool) {
 		return hsLayout{}, false
 	}
 	align := func(n int) int { return (n + 63) &^ 63 }
-	var h hsLayout
-	h.own = align(p * m)
+	h := hsLayout{plain: ctlLen}
+	h.own = align(h.plain + p*m)
 	h.ctrs = align(h.own + l*(m+encrypt.TagLen))
 	h.dir = align(h.ctrs + 8*l)
 	h.region = align(h.dir + 8 + 32*p)
@@ -286,19 +298,54 @@ func (g *encGroup) hsFeasible(m int) bool {
 	return g.node != nil && ok
 }
 
+// hsState is what a rank counts of its node's HS all-gathers, by parity:
+// every rank of the node counts alike, so each knows what the shared
+// counters will read when all have come. A new window starts them again.
+type hsState struct {
+	mem           []byte
+	calls, shared [2]uint64
+	leaders       []int           // of each node, its first rank
+	nodeRanks     func(int) []int // lay.Ranks, made once
+}
+
+// hsShareMin is the size of the other nodes' ciphertexts from which the
+// node's ranks share out their opening, as the paper's step 3 does.
+// Below it the leader opens them all: that costs it less than the round
+// of waiting that sharing adds, while every rank is waiting anyway.
+const hsShareMin = 16 << 10
+
+// await waits until the shared counter at off reads at least want.
+func (st *state) await(half []byte, off int, want uint64) error {
+	c := (*uint64)(unsafe.Pointer(&half[off]))
+	for i := 0; atomic.LoadUint64(c) < want; i++ {
+		if i >= 64 {
+			if err := st.g.node.yield(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func counter(half []byte, off int) *uint64 { return (*uint64)(unsafe.Pointer(&half[off])) }
+
 // hierarchical is HS1 and HS2 in the node's shared memory: (1) every
 // rank puts its block in the shared plaintext buffer (HS2: and seals it
-// into its slot); (2) the leader (the node's first rank) seals the
-// node's blocks as one (HS1) and all-gathers the ciphertexts with the
-// other leaders by RD, forwarding them as they are, into the shared
-// region; (3) the node's ranks share out the opening of the other nodes'
-// ciphertexts, into the shared plaintext buffer; (4) each copies it out.
-// Steps meet at the node's barrier.
+// into its slot); (2) the leader (the node's first rank), once all have,
+// seals the node's blocks as one (HS1) and all-gathers the ciphertexts
+// with the other leaders by RD, forwarding them as they are, into the
+// shared region, and lists them; (3) the node's ranks share out the
+// opening of the other nodes' ciphertexts into the shared plaintext
+// buffer (the leader opens them all when they are small); (4) each
+// copies it out. The ranks wait for each other on counters in the shared
+// memory, not MPI barriers: a rank that is not the leader waits once for
+// the list, and once more only when the opening is shared.
 func (st *state) hierarchical(send []byte) error {
 	g := st.g
 	lay := g.lay
 	k, j := lay.Node(g.rank), lay.Local(g.rank)
 	mine := lay.Ranks(k)
+	l := uint64(len(mine))
 	_, lmax := lay.PerNode()
 	hl, ok := hsLayoutOf(g.p, lmax, lay.Nodes(), st.m)
 	if !ok || g.node == nil {
@@ -308,11 +355,17 @@ func (st *state) hierarchical(send []byte) error {
 	if err != nil {
 		return err
 	}
+	if len(g.hs.mem) != len(mem) || &g.hs.mem[0] != &mem[0] {
+		g.hs = hsState{mem: mem, leaders: g.hs.leaders, nodeRanks: g.hs.nodeRanks}
+	}
+	par := st.seq & 1
+	g.hs.calls[par]++
+	call := g.hs.calls[par]
 	halfLen := len(mem) / 2 &^ 63
-	half := mem[int(st.seq&1)*halfLen:][:hl.half]
+	half := mem[int(par)*halfLen:][:hl.half]
 	m := st.m
 	recv := st.buf
-	st.buf = half[:g.p*m]
+	st.buf = half[hl.plain : hl.plain+g.p*m]
 	copy(st.buf[g.rank*m:], send)
 	for _, r := range mine {
 		st.hasPlain[r] = true
@@ -323,55 +376,79 @@ func (st *state) hierarchical(send []byte) error {
 		pc := st.seal(slot(j), []int{g.rank})
 		put64(half[hl.ctrs+8*j:], pc.ctr)
 	}
-	if err := g.node.barrier(); err != nil {
-		return err
-	}
+	atomic.AddUint64(counter(half, ctlArrived), 1)
 	if j == 0 {
+		if err := st.await(half, ctlArrived, call*l); err != nil {
+			return err
+		}
 		if hs2 {
 			for x, r := range mine {
 				st.ct[r] = &piece{origins: []int{r}, enc: r, ctr: le64(half[hl.ctrs+8*x:]), data: slot(x), off: -1}
 			}
 		}
-		leaders := make([]int, lay.Nodes())
-		for n := range leaders {
-			leaders[n] = lay.Ranks(n)[0]
+		if g.hs.leaders == nil {
+			g.hs.leaders = make([]int, lay.Nodes())
+			for n := range g.hs.leaders {
+				g.hs.leaders[n] = lay.Ranks(n)[0]
+			}
+			g.hs.nodeRanks = lay.Ranks
 		}
 		st.lazy = true
 		st.rx, st.rxBase = &bump{buf: half[hl.region:][:hl.regionLen]}, hl.region
-		err := st.rd(phaseMain, leaders, lay.Ranks)
+		err := st.rd(phaseMain, g.hs.leaders, g.hs.nodeRanks)
 		st.rx = nil
 		if err != nil {
 			return err
 		}
-		if err := st.writeDir(half[hl.dir:hl.region], k); err != nil {
+		bytes, err := st.writeDir(half[hl.dir:hl.region], k)
+		if err != nil {
 			return err
 		}
-	}
-	if err := g.node.barrier(); err != nil {
-		return err
-	}
-	pieces, err := readDir(half, hl, g.p)
-	if err != nil {
-		return err
-	}
-	for x, pc := range pieces {
-		if x%len(mine) == j {
-			if err := st.open(pc); err != nil {
+		if bytes < hsShareMin {
+			put32(half[hl.dir+4:], 1) // the leader opens them all
+			if err := st.openShare(half, hl, 0, 1); err != nil {
 				return err
 			}
 		}
-	}
-	if err := g.node.barrier(); err != nil {
+		atomic.StoreUint64(counter(half, ctlDir), call)
+	} else if err := st.await(half, ctlDir, call); err != nil {
 		return err
+	}
+	if le32(half[hl.dir+4:]) == 0 {
+		g.hs.shared[par]++
+		if err := st.openShare(half, hl, j, len(mine)); err != nil {
+			return err
+		}
+		atomic.AddUint64(counter(half, ctlOpened), 1)
+		if err := st.await(half, ctlOpened, g.hs.shared[par]*l); err != nil {
+			return err
+		}
 	}
 	copy(recv, st.buf)
 	return nil
 }
 
+// openShare opens the listed ciphertexts x with x mod of = j.
+func (st *state) openShare(half []byte, hl hsLayout, j, of int) error {
+	pieces, err := readDir(half, hl, st.g.p)
+	if err != nil {
+		return err
+	}
+	for x, pc := range pieces {
+		if x%of == j {
+			if err := st.open(pc); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // writeDir lists in dir the ciphertexts of the other nodes' blocks that
-// the leader received into the shared region.
-func (st *state) writeDir(dir []byte, node int) error {
-	n := 0
+// the leader received into the shared region, to be opened by all (the
+// leader may say otherwise after), and returns their size.
+func (st *state) writeDir(dir []byte, node int) (int, error) {
+	n, size := 0, 0
 	off := 8
 	seen := st.next()
 	for o, pc := range st.ct {
@@ -380,8 +457,9 @@ func (st *state) writeDir(dir []byte, node int) error {
 		}
 		st.mark[pc.origins[0]] = seen
 		if pc.off < 0 || off+28+4*len(pc.origins) > len(dir) {
-			return fmt.Errorf("internal: the ciphertext of ranks %v is not in the node's shared memory", pc.origins)
+			return 0, fmt.Errorf("internal: the ciphertext of ranks %v is not in the node's shared memory", pc.origins)
 		}
+		size += len(pc.data)
 		put64(dir[off:], uint64(pc.off))
 		put32(dir[off+8:], uint32(len(pc.data)))
 		put32(dir[off+12:], uint32(pc.enc))
@@ -394,8 +472,9 @@ func (st *state) writeDir(dir []byte, node int) error {
 		}
 		n++
 	}
-	put64(dir, uint64(n))
-	return nil
+	put32(dir, uint32(n))
+	put32(dir[4:], 0)
+	return size, nil
 }
 
 // readDir reads the leader's list back, each entry checked against the
@@ -405,7 +484,7 @@ func readDir(half []byte, hl hsLayout, p int) ([]*piece, error) {
 	bad := func(what string) ([]*piece, error) {
 		return nil, fmt.Errorf("internal: the node's list of ciphertexts: %s", what)
 	}
-	n := le64(dir)
+	n := uint64(le32(dir))
 	if n > uint64(p) {
 		return bad(fmt.Sprintf("%d entries for %d ranks", n, p))
 	}

@@ -20,6 +20,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"sync/atomic"
 
 	"github.com/sigcheck/sigcheck/channel/encrypt"
@@ -35,14 +36,15 @@ type wire interface {
 }
 
 // nodeMem is the memory that the ranks of one node share, for HS1 and
-// HS2.
+// HS2, which synchronize through counters in it (hierarchical).
 type nodeMem interface {
 	// mem returns at least size bytes that every rank of the node sees
-	// alike. Every rank of the node calls it, with the same size.
+	// alike, zero when first returned. Every rank of the node calls it,
+	// with the same size; when it must grow, it waits for them all.
 	mem(size int) ([]byte, error)
-	// barrier returns when every rank of the node has called it; what
-	// each wrote to mem before is seen by all after.
-	barrier() error
+	// yield gives the processor to the node's other ranks while this one
+	// waits for them (there may be more ranks than cores).
+	yield() error
 }
 
 // Errors of the protocol, which the report names.
@@ -93,6 +95,8 @@ type encGroup struct {
 	ctr    *atomic.Uint64 // this process's seal counter, for every key it holds
 	seq    uint64
 	bufs   [2]arena // by the parity of seq
+	hs     hsState
+	st     state // the all-gather in progress
 	stats  *encStats
 
 	// onTamper, when set, is told of a ciphertext that failed
@@ -128,8 +132,16 @@ func (g *encGroup) run(a encrypt.Algorithm, send, recv []byte) error {
 		return fmt.Errorf("no algorithm %d", int(a))
 	}
 	g.seq++
-	st := &state{g: g, alg: a, m: m, buf: recv, seq: g.seq, ar: &g.bufs[g.seq&1],
-		hasPlain: make([]bool, g.p), ct: make([]*piece, g.p), mark: make([]uint64, g.p)}
+	// The state's slices are the group's, kept from call to call: a
+	// small all-gather's own cost is mostly what it allocates.
+	st := &g.st
+	if len(st.hasPlain) != g.p {
+		st.hasPlain, st.ct, st.mark = make([]bool, g.p), make([]*piece, g.p), make([]uint64, g.p)
+	}
+	clear(st.hasPlain)
+	clear(st.ct)
+	*st = state{g: g, alg: a, m: m, buf: recv, seq: g.seq, ar: &g.bufs[g.seq&1], hasPlain: st.hasPlain, ct: st.ct,
+		mark: st.mark, gen: st.gen, scratch: st.scratch[:0], aad: st.aad[:0], outs: st.outs, pieces: st.pieces, offs: st.offs}
 	st.ar.reset()
 	copy(recv[g.rank*m:], send)
 	st.hasPlain[g.rank] = true
@@ -166,6 +178,11 @@ type state struct {
 	mark     []uint64 // set membership by generation (plan, accept)
 	gen      uint64
 	scratch  []byte
+	aad      []byte
+	nonceBuf [12]byte
+	outs     []out // scratch of plan, frame and accept, kept between calls
+	pieces   []encrypt.Piece
+	offs     []int
 	ar       *arena
 	rx       *bump // HS leaders: frames from other nodes land in shared memory
 	rxBase   int   // rx's offset in the shared half
@@ -205,13 +222,12 @@ func (st *state) nonce(n *[12]byte, enc int, ctr uint64) []byte {
 func (st *state) seal(dst []byte, origins []int) *piece {
 	g := st.g
 	pc := &piece{origins: origins, enc: g.rank, ctr: g.ctr.Add(1) - 1, opened: true, off: -1}
-	var n [12]byte
-	nonce := st.nonce(&n, pc.enc, pc.ctr)
+	nonce := st.nonce(&st.nonceBuf, pc.enc, pc.ctr)
 	if g.testHookNonce != nil {
 		g.testHookNonce(nonce)
 	}
-	aad := encrypt.AppendPieceAAD(make([]byte, 0, 16+4*len(origins)), st.alg, st.seq, origins)
-	pc.data = g.aead.Seal(dst[:0], nonce, st.plaintext(origins), aad)
+	st.aad = encrypt.AppendPieceAAD(st.aad[:0], st.alg, st.seq, origins)
+	pc.data = g.aead.Seal(dst[:0], nonce, st.plaintext(origins), st.aad)
 	g.stats.sealed.Add(1)
 	g.stats.sealedBytes.Add(uint64(len(origins) * st.m))
 	return pc
@@ -225,15 +241,14 @@ func (st *state) open(pc *piece) error {
 		return nil
 	}
 	g, m := st.g, st.m
-	var n [12]byte
 	var dst []byte
 	if contiguousRanks(pc.origins) {
 		dst = st.buf[pc.origins[0]*m : pc.origins[0]*m]
 	} else {
 		dst = st.scratch[:0]
 	}
-	aad := encrypt.AppendPieceAAD(make([]byte, 0, 16+4*len(pc.origins)), st.alg, st.seq, pc.origins)
-	out, err := g.aead.Open(dst, st.nonce(&n, pc.enc, pc.ctr), pc.data, aad)
+	st.aad = encrypt.AppendPieceAAD(st.aad[:0], st.alg, st.seq, pc.origins)
+	out, err := g.aead.Open(dst, st.nonce(&st.nonceBuf, pc.enc, pc.ctr), pc.data, st.aad)
 	g.stats.opened.Add(1)
 	g.stats.openedBytes.Add(uint64(len(pc.origins) * m))
 	if err != nil {
@@ -292,7 +307,7 @@ func (st *state) plan(dst int, set []int) ([]out, error) {
 	for _, o := range set {
 		st.mark[o] = in
 	}
-	var outs []out
+	outs := st.outs[:0]
 	var rest []int
 	for _, o := range set {
 		pc := st.ct[o]
@@ -316,6 +331,7 @@ func (st *state) plan(dst int, set []int) ([]out, error) {
 	if len(rest) > 0 {
 		outs = append(outs, out{origins: rest, sealed: true})
 	}
+	st.outs = outs
 	return outs, nil
 }
 
@@ -335,7 +351,8 @@ func planned(outs []out, pc *piece) bool {
 // Frames carry no envelope: see doc.go.
 func (st *state) frame(dst, step int, outs []out) ([]byte, error) {
 	m := st.m
-	pieces := make([]encrypt.Piece, len(outs))
+	pieces := slices.Grow(st.pieces[:0], len(outs))[:len(outs)]
+	st.pieces = pieces
 	start := encrypt.FrameHeaderLen
 	size := 0
 	for i, o := range outs {
@@ -442,7 +459,8 @@ func (st *state) accept(src, step int, want []int, b []byte, off int) error {
 	}
 	// The pieces' data follow the table in order and end the frame.
 	end := len(b)
-	offs := make([]int, len(f.Pieces))
+	offs := slices.Grow(st.offs[:0], len(f.Pieces))[:len(f.Pieces)]
+	st.offs = offs
 	for i := len(f.Pieces) - 1; i >= 0; i-- {
 		end -= len(f.Pieces[i].Data)
 		offs[i] = end

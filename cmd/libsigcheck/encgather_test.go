@@ -11,6 +11,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -96,6 +97,16 @@ func (s *sliceMem) barrier() error {
 	return nil
 }
 
+func (s *sliceMem) yield() error {
+	select {
+	case <-s.n.quit:
+		return errTestDeadline
+	default:
+	}
+	runtime.Gosched()
+	return nil
+}
+
 func (s *sliceMem) mem(size int) ([]byte, error) {
 	if len(s.view) >= size {
 		return s.view, nil
@@ -124,7 +135,7 @@ type testJob struct {
 	stop   func() // ends every wait: a rank failed, or the deadline came
 }
 
-func newTestJob(t *testing.T, lay encrypt.Layout) *testJob {
+func newTestJob(t testing.TB, lay encrypt.Layout) *testJob {
 	t.Helper()
 	p := lay.Size()
 	key := make([]byte, encrypt.KeyLen)
@@ -172,7 +183,7 @@ func newTestJob(t *testing.T, lay encrypt.Layout) *testJob {
 
 // allgather runs one all-gather of m bytes a rank on every rank at once,
 // rank r's block filled from (r, m, round), and checks what each got.
-func (j *testJob) allgather(t *testing.T, a encrypt.Algorithm, m, round int) []error {
+func (j *testJob) allgather(t testing.TB, a encrypt.Algorithm, m, round int) []error {
 	t.Helper()
 	p := j.lay.Size()
 	want := make([]byte, p*m)
@@ -317,5 +328,22 @@ func TestEncTamperDetected(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// BenchmarkEncAllgather is one small all-gather of every rank, between
+// goroutines: what the engine allocates and spends beside the transport.
+func BenchmarkEncAllgather(b *testing.B) {
+	for _, a := range []encrypt.Algorithm{encrypt.HS1, encrypt.HS2, encrypt.ORD, encrypt.CRD} {
+		b.Run(a.String(), func(b *testing.B) {
+			lay, _ := encrypt.NewLayout(4, 2, encrypt.Block)
+			j := newTestJob(b, lay)
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := errors.Join(j.allgather(b, a, 8, 0)...); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

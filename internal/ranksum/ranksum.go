@@ -54,5 +54,8 @@ type Encryption struct {
 	OpenedB    uint64            `json:"opened_bytes"`
 	Tampered   uint64            `json:"tampered"` // ciphertexts that failed authentication
 	OneNode    uint64            `json:"one_node"` // MPI_Allgather calls within one node: nothing crossed
-	Clear      map[string]uint64 `json:"clear"`    // calls between nodes sent in the clear, "call: why"
+	// AutoSizes: by the algorithm Auto ran, the smallest and largest
+	// block (bytes a rank) it ran it for.
+	AutoSizes map[string][2]int64 `json:"auto_sizes,omitempty"`
+	Clear     map[string]uint64   `json:"clear"` // calls between nodes sent in the clear, "call: why"
 }
