@@ -96,21 +96,16 @@ int sc_test(MPI_Request *r, int *done, int *source, int *count, int *err) {
 	return rc;
 }
 
-// sc_testsome completes what it can of n requests; done[i] says which, err[i] how.
-int sc_testsome(int n, MPI_Request *r, int *outcount, int *idx, int *err) {
-	MPI_Status st[n > 0 ? n : 1];
-	int rc = MPI_Testsome(n, r, outcount, idx, st);
-	if (*outcount == MPI_UNDEFINED) {
-		*outcount = 0;
-	}
-	for (int i = 0; i < *outcount; i++) {
-		err[i] = rc == MPI_ERR_IN_STATUS ? st[i].MPI_ERROR : rc;
-	}
-	return rc;
-}
-
 int sc_isend(void *buf, int n, int dst, int tag, MPI_Comm c, MPI_Request *r) {
 	return MPI_Isend(buf, n, MPI_BYTE, dst, tag, c, r);
+}
+
+int sc_isend_go(uintptr_t buf, int n, int dst, int tag, MPI_Comm c, MPI_Request *r) {
+	return MPI_Isend((void *)buf, n, MPI_BYTE, dst, tag, c, r);
+}
+
+int sc_irecv_go(uintptr_t buf, int n, int src, int tag, MPI_Comm c, MPI_Request *r) {
+	return MPI_Irecv((void *)buf, n, MPI_BYTE, src, tag, c, r);
 }
 
 int sc_irecv(void *buf, int n, int src, int tag, MPI_Comm c, MPI_Request *r) {

@@ -1,5 +1,11 @@
 #include <mpi.h>
+#include <stdint.h>
 #include <stdlib.h>
+
+// Go memory is passed as uintptr_t: cgo's check of pointer arguments
+// refuses a pointer into an object that holds other pointers (a payload
+// in a struct), and the memory is either read only during the call or
+// pinned (runtime.Pinner) until MPI is done with it.
 
 int sc_init(int *provided, int *rank, int *size);
 int sc_finalize(void);
@@ -9,9 +15,10 @@ void sc_errors_return(MPI_Comm c);
 int sc_comm_free(MPI_Comm *c);
 MPI_Request sc_null_request(void);
 int sc_test(MPI_Request *r, int *done, int *source, int *count, int *err);
-int sc_testsome(int n, MPI_Request *r, int *outcount, int *idx, int *err);
 int sc_isend(void *buf, int n, int dst, int tag, MPI_Comm c, MPI_Request *r);
 int sc_irecv(void *buf, int n, int src, int tag, MPI_Comm c, MPI_Request *r);
+int sc_isend_go(uintptr_t buf, int n, int dst, int tag, MPI_Comm c, MPI_Request *r);
+int sc_irecv_go(uintptr_t buf, int n, int src, int tag, MPI_Comm c, MPI_Request *r);
 int sc_cancel(MPI_Request *r);
 int sc_drain(int src, int tag, MPI_Comm c, void *scratch, int n, int *got);
 int sc_ibarrier(MPI_Comm c, MPI_Request *r);
@@ -20,3 +27,22 @@ int sc_iallgather(void *send, void *recv, int n, MPI_Comm c, MPI_Request *r);
 void sc_error_string(int code, char *buf);
 void sc_yield(void);
 int sc_max_error_string(void);
+
+// The send slots: small frames copied into C memory and sent from
+// there (slots.c).
+typedef struct sc_slots sc_slots;
+sc_slots *sc_slots_new(MPI_Comm c, int n, int cap);
+int sc_slots_send(sc_slots *s, const void *h, int hn, uintptr_t p, int pn, int dst, int tag, int *faildst, int *failerr);
+int sc_slots_busy(sc_slots *s, int *faildst, int *failerr);
+void sc_slots_free(sc_slots *s);
+
+// The receive ring: receives posted ahead for frames from any rank
+// (ring.c).
+typedef struct sc_ring sc_ring;
+sc_ring *sc_ring_new(MPI_Comm c, int n, int cap, int tag, int *err);
+int sc_ring_poll(sc_ring *r, int *src, int *count, int *err, char **msg);
+void sc_ring_free(sc_ring *r);
+
+// sc_busy is what sc_slots_send returns when every slot still has a
+// send under way.
+enum { sc_busy = -2 };

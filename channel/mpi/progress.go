@@ -1,0 +1,351 @@
+//go:build mpi
+
+package mpi
+
+/*
+#include "shim.h"
+*/
+import "C"
+
+import (
+	"context"
+	"runtime"
+	"sync/atomic"
+	"time"
+
+	"github.com/sigcheck/sigcheck/channel"
+	"github.com/sigcheck/sigcheck/channel/transport"
+)
+
+// Who drives MPI. MPI cannot wake a thread when a message comes: a rank
+// that waits for one must look, again and again, as MPI_Recv does inside.
+// A receive that waits for a frame looks itself (Progress): it holds the
+// delivery token, polls the ring, delivers every frame that comes, its
+// own or another's, and returns once its own is in. Handed over from a
+// goroutine of the transport's instead, every message would cost a
+// goroutine switch and, with a spare processor, a thread woken to take
+// it: several times a small message's whole trip.
+//
+// The transport's own goroutine (run) delivers what no receive waits for
+// itself: frames for goroutines that wait without reading (Waiting: a
+// receive from any source, a receive behind another that holds the
+// token, a sender whose payload its receiver must take, the engine's own
+// waits), and, once no receive has held the token for takeover, whatever
+// comes — eager messages whose receives come later, a peer's last word.
+// It spins while anyone waits on it, else naps, longer each time up to
+// maxNap; a Waiting or a Close wakes it at once. A receive that finds it
+// holding the token asks for it (yield) and gets it at the next frame.
+// A receive that finds another receive holding it leaves the frames to
+// that one (Progress reports false, and the engine calls Waiting), and
+// the holder, when done, wakes the transport's goroutine if anyone still
+// waits.
+
+// takeover is how long the frames are left to receives after one last
+// read them: a rank in a ping-pong keeps reading for itself from one
+// receive to the next, and what nobody waits for is taken soon after
+// they stop.
+const takeover = time.Millisecond
+
+// driver holds the delivery token and the count of those who wait.
+type driver struct {
+	tok      atomic.Int32 // tokFree, tokLoop or tokCaller
+	yield    atomic.Int32 // receives asking the loop for the token
+	waiters  atomic.Int32 // goroutines waiting for frames without reading them
+	lastUser atomic.Int64 // when a receive last gave the token back (UnixNano)
+	kick     chan struct{}
+}
+
+const (
+	tokFree = iota
+	tokLoop
+	tokCaller
+)
+
+func (d *driver) init() { d.kick = make(chan struct{}, 1) }
+
+// wake ends the transport goroutine's nap.
+func (d *driver) wake() {
+	select {
+	case d.kick <- struct{}{}:
+	default:
+	}
+}
+
+// Waiting is transport.Progresser's: n goroutines more (or fewer) wait
+// for frames that the transport's goroutine must deliver.
+func (t *tx) Waiting(src, n int) { t.drv.Waiting(src, n) }
+
+func (d *driver) Waiting(_, n int) {
+	if d.waiters.Add(int32(n)) > 0 && n > 0 {
+		d.wake()
+	}
+}
+
+// Progress is transport.Progresser's: the calling goroutine delivers
+// frames, any peer's, until w is over or ctx is done.
+func (t *tx) Progress(ctx context.Context, src int, w *transport.Wait) bool {
+	if t.isGone(src) {
+		return false
+	}
+	switch t.drv.acquire(ctx, w) {
+	case acquireNo:
+		return false
+	case acquireOver:
+		return true
+	}
+	var sp waiter
+	for {
+		if t.deliverOne() {
+			sp = waiter{}
+			if w.Over() {
+				break
+			}
+			if t.drv.waiters.Load() > 0 {
+				runtime.Gosched() // the goroutine it may have woken runs now, here
+			}
+			continue
+		}
+		if w.Over() || ctx.Err() != nil || t.isGone(src) {
+			break
+		}
+		if t.drv.waiters.Load() > 0 || t.drv.yield.Load() > 0 {
+			sp.spinOnly()
+		} else {
+			sp.pauseFor(w)
+		}
+	}
+	t.drv.release()
+	return true
+}
+
+type acquired int
+
+const (
+	acquireYes  acquired = iota
+	acquireNo            // another receive holds the token
+	acquireOver          // the wait ended while the transport's goroutine gave the token up
+)
+
+// acquire takes the token for a receive: at once if it is free, from the
+// transport's goroutine at its next frame if it holds it.
+func (d *driver) acquire(ctx context.Context, w *transport.Wait) acquired {
+	if d.tok.CompareAndSwap(tokFree, tokCaller) {
+		return acquireYes
+	}
+	d.yield.Add(1)
+	defer d.yield.Add(-1)
+	for {
+		switch d.tok.Load() {
+		case tokFree:
+			if d.tok.CompareAndSwap(tokFree, tokCaller) {
+				return acquireYes
+			}
+		case tokCaller:
+			return acquireNo
+		}
+		if w.Over() || ctx.Err() != nil {
+			return acquireOver
+		}
+		runtime.Gosched()
+	}
+}
+
+// release gives a receive's token back, and wakes the transport's
+// goroutine if anyone still waits for frames.
+func (d *driver) release() {
+	d.tok.Store(tokFree)
+	d.lastUser.Store(time.Now().UnixNano())
+	if d.waiters.Load() > 0 {
+		d.wake()
+	}
+}
+
+// deliverIfFree delivers one frame, if one has come and nobody holds the
+// token: what a goroutine that waits for MPI does meanwhile.
+func (t *tx) deliverIfFree() bool {
+	d := &t.drv
+	if d.yield.Load() != 0 || !d.tok.CompareAndSwap(tokFree, tokCaller) {
+		return false
+	}
+	got := t.deliverOne()
+	d.tok.Store(tokFree)
+	if d.waiters.Load() > 0 {
+		d.wake()
+	}
+	return got
+}
+
+// run is the transport's goroutine: it delivers what no receive reads
+// (see the top of this file), keeps the staging ring and the orphaned
+// collectives tidy, drains the payloads of dropped links, and, once the
+// endpoint is closed and every peer has said its last, tears the
+// transport down.
+func (t *tx) run() {
+	defer world.live.Done()
+	d := &t.drv
+	var w waiter
+	for {
+		t.housekeep()
+		closing := t.closing()
+		if closing && t.finished() {
+			t.teardown()
+			return
+		}
+		wanted := d.waiters.Load() > 0 || closing
+		if !wanted && time.Now().UnixNano()-d.lastUser.Load() < int64(takeover) {
+			w.idle(d.kick) // receives read for themselves
+			continue
+		}
+		if d.yield.Load() == 0 && d.tok.CompareAndSwap(tokFree, tokLoop) {
+			n := 0
+			for d.yield.Load() == 0 && t.deliverOne() {
+				n++
+			}
+			d.tok.Store(tokFree)
+			if n > 0 {
+				w = waiter{}
+				runtime.Gosched() // the goroutines it woke run now, here
+				continue
+			}
+		}
+		switch {
+		case d.tok.Load() == tokCaller:
+			w.idle(d.kick) // the receive that reads wakes this when done
+		case wanted:
+			w.spinOnly()
+		default:
+			w.idle(d.kick)
+		}
+	}
+}
+
+// closing says whether Close was called.
+func (t *tx) closing() bool {
+	if !t.broken.Load() {
+		return false
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.closed
+}
+
+// housekeep does what the transport's goroutine does beside delivering.
+func (t *tx) housekeep() {
+	lockMPI()
+	if !t.torn {
+		t.stage.reap()
+		t.reapOrphans()
+		t.drainGone()
+	}
+	mpiMu.Unlock()
+}
+
+// A waiter spins for spinFor, then naps, longer each time up to maxNap.
+// Every few looks of its spin yield to the other goroutines
+// (runtime.Gosched): with one processor (a rank bound to a core) the
+// goroutine a frame woke runs only then; a yield at every look costs
+// each look a trip through the scheduler's global queue, more than the
+// look itself. When mpirun put more ranks on the node than it has cores,
+// every look also yields the core to the other processes (sched_yield):
+// a rank that spins would otherwise keep the one it waits for from
+// running.
+type waiter struct {
+	start time.Time
+	spins int
+	naps  int
+	timer *time.Timer
+}
+
+const (
+	spinFor = 200 * time.Microsecond
+	minNap  = 10 * time.Microsecond
+	maxNap  = time.Millisecond
+	// yieldEvery is how many looks of a spin go by between two yields
+	// to the other goroutines.
+	yieldEvery = 16
+)
+
+func (w *waiter) pause() {
+	if w.spin() {
+		return
+	}
+	time.Sleep(w.nap())
+}
+
+// spin looks once more if the wait is young, and reports whether it did.
+func (w *waiter) spin() bool {
+	if w.start.IsZero() {
+		w.start = time.Now()
+	}
+	// The clock is read at the yields only: a look costs less.
+	if w.spins%yieldEvery != yieldEvery-1 || time.Since(w.start) < spinFor {
+		w.spinOnly()
+		return true
+	}
+	return false
+}
+
+// spinOnly is a look of spin, whatever the wait's age.
+func (w *waiter) spinOnly() {
+	w.spins++
+	if world.oversub {
+		C.sc_yield()
+	}
+	if w.spins%yieldEvery == 0 {
+		runtime.Gosched()
+	}
+}
+
+func (w *waiter) nap() time.Duration {
+	d := min(maxNap, minNap<<min(w.naps, 8))
+	w.naps++
+	return d
+}
+
+// pauseFor is pause for a receive that reads: a nap ends early when its
+// wait ends.
+func (w *waiter) pauseFor(wt *transport.Wait) {
+	if w.spin() {
+		return
+	}
+	if w.sleep(wt.C()) {
+		wt.Return() // the token is its owner's
+	}
+}
+
+// idle is pause for the transport's goroutine, whose naps end early on
+// a kick (which starts its spin again).
+func (w *waiter) idle(kick <-chan struct{}) {
+	if w.spin() {
+		return
+	}
+	if w.sleep(kick) {
+		*w = waiter{timer: w.timer}
+	}
+}
+
+// sleep naps until the timer or c, and reports whether c ended it.
+func (w *waiter) sleep(c <-chan struct{}) bool {
+	d := w.nap()
+	if w.timer == nil {
+		w.timer = time.NewTimer(d)
+	} else {
+		w.timer.Reset(d)
+	}
+	select {
+	case <-c:
+		w.timer.Stop()
+		return true
+	case <-w.timer.C:
+		return false
+	}
+}
+
+var _ interface {
+	channel.Transport
+	transport.Progresser
+	transport.BatchSender
+	transport.TrySender
+	transport.Piecer
+	channel.Barrierer
+} = (*tx)(nil)

@@ -1,0 +1,308 @@
+//go:build mpi
+
+package mpi
+
+/*
+#cgo noescape sc_slots_send
+#cgo nocallback sc_slots_send
+#include "shim.h"
+*/
+import "C"
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"unsafe"
+
+	"github.com/sigcheck/sigcheck/channel"
+)
+
+// Sending. A frame goes one of three ways, by its payload's size, each
+// chosen so that Send returns as soon as it can without a goroutine of
+// the transport's in between: the caller's own goroutine makes the MPI
+// calls.
+//
+//   - Small (at most inlineMax): header and payload are copied into a
+//     send slot in C memory (one cgo call) and sent as one message; Send
+//     returns at once.
+//   - Medium (at most copyMax): the header goes from a slot, the payload
+//     is copied into the staging ring (stage.go) and sent from there as
+//     a message of its own; Send returns at once. The engine keeps one
+//     send to a peer in its turn at a time, and a send that waited for
+//     its receiver would hold the next one back for a round trip: a
+//     window of sends would go one at a time. The copy costs the sender
+//     what the receiver's copy costs it, on the sender's own core, while
+//     the receiver takes the frame before.
+//   - Large: the payload is sent from the caller's memory, pinned
+//     (runtime.Pinner), and Send waits until MPI has read it: no copy,
+//     and the round trip is small beside the transfer.
+
+// copyMax is the largest payload sent from the staging ring; larger
+// ones go from the caller's memory.
+var copyMax = 256 << 10
+
+// Piece is transport.Piecer's: the engine cuts protected messages into
+// frames of this size, each sent from the staging ring, so that it
+// hashes the next while the receiver takes this one.
+func (t *tx) Piece() int { return copyMax }
+
+// Send sends one frame (channel.Transport).
+func (t *tx) Send(ctx context.Context, dst int, h channel.Header, payload []byte) error {
+	if err := t.usable(dst); err != nil {
+		return err
+	}
+	if err := checkPayload(&h, payload); err != nil {
+		return err
+	}
+	switch {
+	case h.Plen <= inlineMax:
+		return t.sendSmall(ctx, dst, &h, payload)
+	case h.Plen <= copyMax:
+		return t.sendStaged(ctx, dst, &h, payload)
+	}
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	req := newRequests(1)
+	defer freeRequests(req)
+	if err := t.postPinned(ctx, dst, &h, payload, req, &pin); err != nil {
+		return err
+	}
+	return t.awaitPinned(dst, req)
+}
+
+// SendBatch sends frames to dst in order (transport.BatchSender): as
+// many Sends would, but the large payloads' sends are all under way
+// before it waits for the first, so that the receiver takes one while
+// the next is announced.
+func (t *tx) SendBatch(ctx context.Context, dst int, hs []channel.Header, ps [][]byte) error {
+	if err := t.usable(dst); err != nil {
+		return err
+	}
+	if len(hs) != len(ps) {
+		return fmt.Errorf("channel/mpi: a batch of %d headers and %d payloads", len(hs), len(ps))
+	}
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	var reqs request
+	nreq := 0
+	defer func() {
+		if reqs != nil {
+			freeRequests(reqs)
+		}
+	}()
+	var err error
+	for i := range hs {
+		h, p := &hs[i], ps[i]
+		if err = checkPayload(h, p); err != nil {
+			break
+		}
+		switch {
+		case h.Plen <= inlineMax:
+			err = t.sendSmall(ctx, dst, h, p)
+		case h.Plen <= copyMax:
+			err = t.sendStaged(ctx, dst, h, p)
+		default:
+			if reqs == nil {
+				reqs = newRequests(len(hs))
+			}
+			err = t.postPinned(ctx, dst, h, p, reqAt(reqs, nreq), &pin)
+			if err == nil {
+				nreq++
+			}
+		}
+		if err != nil {
+			break
+		}
+	}
+	// The payloads under way are the caller's memory: waited for, error
+	// or not.
+	for i := range nreq {
+		if e := t.awaitPinned(dst, reqAt(reqs, i)); err == nil {
+			err = e
+		}
+	}
+	return err
+}
+
+// TrySend sends a small frame if a send slot is free
+// (transport.TrySender).
+func (t *tx) TrySend(dst int, h channel.Header, payload []byte) bool {
+	if h.Plen > inlineMax || len(payload) > inlineMax || t.usable(dst) != nil {
+		return false
+	}
+	sent, err := t.trySmall(dst, &h, payload)
+	return sent && err == nil
+}
+
+// checkPayload refuses a frame whose payload does not fit the way its
+// header sends it. The header's length decides the way, since it is
+// what the receiver goes by; a payload shorter than the header says
+// goes as it is (the fault injector's truncated frames), and its
+// receiver finds it short.
+func checkPayload(h *channel.Header, payload []byte) error {
+	if h.Plen <= inlineMax && len(payload) > inlineMax || len(payload) > channel.MaxFrame {
+		return fmt.Errorf("channel/mpi: a frame of %d payload bytes whose header says %d", len(payload), h.Plen)
+	}
+	return nil
+}
+
+// sendSmall sends a frame with its payload in one message from a slot,
+// waiting for a free slot as long as ctx lets it.
+func (t *tx) sendSmall(ctx context.Context, dst int, h *channel.Header, payload []byte) error {
+	var w waiter
+	for {
+		sent, err := t.trySmall(dst, h, payload)
+		if sent || err != nil {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		w.pause()
+	}
+}
+
+// trySmall sends a frame from a slot if one is free.
+func (t *tx) trySmall(dst int, h *channel.Header, payload []byte) (bool, error) {
+	var hb [channel.HeaderSize]byte
+	h.Put(hb[:])
+	var fdst, ferr C.int
+	lockMPI()
+	if t.torn {
+		mpiMu.Unlock()
+		return false, channel.ErrClosed
+	}
+	rc := C.sc_slots_send(t.slots, unsafe.Pointer(&hb[0]), channel.HeaderSize, cptr(payload), C.int(len(payload)), C.int(dst), tagFrame, &fdst, &ferr)
+	mpiMu.Unlock()
+	runtime.KeepAlive(payload)
+	t.sendFailed(fdst, ferr)
+	switch rc {
+	case C.sc_busy:
+		return false, nil
+	case C.MPI_SUCCESS:
+		return true, nil
+	}
+	return false, t.broke(dst, mpiError("MPI_Isend", rc))
+}
+
+// sendFailed drops the link of an earlier send that failed, if one did.
+func (t *tx) sendFailed(dst, code C.int) {
+	if code != C.MPI_SUCCESS && int(dst) >= 0 && int(dst) < t.size {
+		t.drop(int(dst), mpiError("MPI_Isend", code))
+	}
+}
+
+// broke drops the link with dst on err, and returns the error its Send
+// returns.
+func (t *tx) broke(dst int, err error) error {
+	t.drop(dst, err)
+	return &channel.PeerError{Rank: dst, Err: err}
+}
+
+// postHeader sends h alone from a slot, then calls then with the lock
+// still held (the payload's send: the two go out in this order, with no
+// other frame to dst between), waiting for a free slot. It returns the
+// error of either.
+func (t *tx) postHeader(ctx context.Context, dst int, h *channel.Header, then func() C.int) error {
+	var hb [channel.HeaderSize]byte
+	h.Put(hb[:])
+	var w waiter
+	for {
+		var fdst, ferr C.int
+		lockMPI()
+		if t.torn {
+			mpiMu.Unlock()
+			return channel.ErrClosed
+		}
+		rc := C.sc_slots_send(t.slots, unsafe.Pointer(&hb[0]), channel.HeaderSize, 0, 0, C.int(dst), tagFrame, &fdst, &ferr)
+		if rc == C.MPI_SUCCESS {
+			rc = then()
+		}
+		mpiMu.Unlock()
+		t.sendFailed(fdst, ferr)
+		switch rc {
+		case C.MPI_SUCCESS:
+			return nil
+		case C.sc_busy:
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			w.pause()
+			continue
+		}
+		return t.broke(dst, mpiError("MPI_Isend", rc))
+	}
+}
+
+// sendStaged sends a frame whose payload is copied into the staging ring
+// first.
+func (t *tx) sendStaged(ctx context.Context, dst int, h *channel.Header, payload []byte) error {
+	var w waiter
+	var at int
+	var mem unsafe.Pointer
+	for {
+		lockMPI()
+		if t.torn {
+			mpiMu.Unlock()
+			return channel.ErrClosed
+		}
+		at, mem = t.stage.reserve(len(payload), dst)
+		mpiMu.Unlock()
+		if mem != nil {
+			break
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		w.pause()
+	}
+	copy(cbytes(mem, len(payload)), payload)
+	err := t.postHeader(ctx, dst, h, func() C.int {
+		return C.sc_isend(mem, C.int(len(payload)), C.int(dst), tagPayload, t.comm, t.stage.request(at))
+	})
+	lockMPI()
+	t.stage.posted(at) // sent or not, the space is the ring's again once MPI is done
+	mpiMu.Unlock()
+	return err
+}
+
+// postPinned starts a frame whose payload goes from the caller's memory,
+// pinned by pin until awaitPinned has seen req complete.
+func (t *tx) postPinned(ctx context.Context, dst int, h *channel.Header, payload []byte, req request, pin *runtime.Pinner) error {
+	if len(payload) > 0 {
+		pin.Pin(&payload[0])
+	}
+	return t.postHeader(ctx, dst, h, func() C.int {
+		return C.sc_isend_go(cptr(payload), C.int(len(payload)), C.int(dst), tagPayload, t.comm, req)
+	})
+}
+
+// awaitPinned waits for a payload sent from the caller's memory to be
+// read: no context ends it, since MPI cannot withdraw a send and the
+// memory is the caller's once Send returns. Its receiver takes it as soon
+// as its header is in, whatever the engine above does with the frame,
+// and a receiver that dropped the link still takes it (drainGone); a
+// receiver that died ends the job (see the package doc). Meanwhile it
+// delivers this rank's frames when no one else does: its peer may be
+// waiting in the same way for this rank to take its own.
+func (t *tx) awaitPinned(dst int, req request) error {
+	var w waiter
+	for {
+		var done, src, count, errc C.int
+		lockMPI()
+		C.sc_test(req, &done, &src, &count, &errc)
+		mpiMu.Unlock()
+		if done != 0 {
+			if err := mpiError("MPI_Isend", errc); err != nil {
+				return t.broke(dst, err)
+			}
+			return nil
+		}
+		if t.deliverIfFree() {
+			w = waiter{}
+		} else {
+			w.pause()
+		}
+	}
+}
