@@ -105,6 +105,49 @@
 //     code runs briefly on the application's threads, and sigcheck mpirun
 //     sets GODEBUG=asyncpreemptoff=1 as well, so the signal is never sent.
 //
+// # Encrypting MPI_Allgather between nodes
+//
+// SIGCHECK_ENCRYPT=1 runs every MPI_Allgather whose communicator spans
+// nodes (MPI_Comm_split_type(MPI_COMM_TYPE_SHARED), split further by
+// SIGCHECK_NODES) as one of the eight encrypted all-gathers of Sadeghi
+// Lahijani et al., which channel/encrypt runs for Go programs. Its
+// Gatherer cannot be used as it is: it keeps a node's ranks in one
+// process, exchanging plaintext through Go memory, where here each rank
+// is a process. So the schedules are written again (encgather.go,
+// encalgs.go) over two small interfaces, a wire (MPI messages on the
+// library's duplicate of the communicator) and a node's memory (an MPI
+// shared-memory window), and channel/encrypt's parts that decide what
+// crosses the wire are reused: AES-GCM, the key derivation, the nonce,
+// the associated data, the frame format and its decoder, Auto's choice.
+// The same schedules run in the package's tests over channels and Go
+// slices, for every algorithm on many layouts, without MPI.
+//
+//   - Frames carry no envelope, unlike channel/encrypt's: that one binds
+//     a frame to its link and turn with a second tag. Here each step
+//     expects one frame from one rank with given blocks, and checks its
+//     header against that; the ciphertexts carry their own tags, whose
+//     associated data bind the all-gather's number, the algorithm and the
+//     blocks. Replaying, moving or altering one fails where it is opened.
+//   - Nonces never repeat because each process seals under its own world
+//     rank and its own counter, whatever the key.
+//   - HS1 and HS2 wait on counters in the node's shared memory, not on
+//     MPI barriers: a rank other than the node's leader puts its block
+//     in and waits once, for the leader's list of the other nodes'
+//     ciphertexts. Their opening is shared out among the node's ranks, as
+//     the paper's step 3 says, only when they are large enough to be
+//     worth the second wait; below that the leader opens them.
+//   - A communicator's state is an attribute of it (crypt.c), so that MPI
+//     frees it with the communicator whichever call made it; its
+//     duplicate, node communicator and key are made at its first
+//     all-gather between nodes, which every member calls.
+//   - Datatypes whose bytes are not one run are packed and unpacked; the
+//     decision to encrypt uses only what every rank of a correct program
+//     agrees on (the communicator, the size), so the ranks never split
+//     between encrypting and not.
+//
+// Everything else between nodes, other collectives and point-to-point
+// messages, goes in the clear and is counted in the summary.
+//
 // # Threads
 //
 // Every thread level works. Under MPI_THREAD_MULTIPLE (mpi4py asks for
