@@ -33,7 +33,8 @@
 # Environment: RUNS (5), PS (the rank counts, "4 8"), MAX (the largest
 # size, 1048576), OUT (keeps every run's output; a new temporary
 # directory otherwise, printed), LIB (a built libsigcheck.so; otherwise
-# built here from the working tree), TIMEOUT (seconds a run, 600),
+# built here from the working tree, or with REV=commit from that commit's
+# tree, by git archive), TIMEOUT (seconds a run, 600),
 # MPIRUN_ARGS (more mpirun options). Needs mpicc, mpirun, go (unless
 # LIB), python3 (to read the ranks' summaries). Exits 1 if a run failed
 # or found something, 2 if something it needs is missing.
@@ -79,6 +80,15 @@ echo "# $(date -u +%FT%TZ) $(nproc) cores, load $(load); $runs runs; every run's
 
 if [[ -n ${LIB:-} ]]; then
   lib=$(cd "$(dirname "$LIB")" && pwd)/$(basename "$LIB")
+elif [[ -n ${REV:-} ]]; then
+  # A commit's tree, not the working tree (which others may be editing).
+  rev=$(git rev-parse --verify "$REV^{commit}")
+  rm -rf "$out/src"
+  mkdir -p "$out/src"
+  git archive "$rev" | tar -x -C "$out/src"
+  lib=$out/libsigcheck.so
+  (cd "$out/src" && go build -buildmode=c-shared -tags mpi -o "$lib" ./cmd/libsigcheck)
+  echo "# library: built from commit $rev (REV=$REV)"
 else
   lib=$out/libsigcheck.so
   go build -buildmode=c-shared -tags mpi -o "$lib" ./cmd/libsigcheck
