@@ -195,72 +195,84 @@ static void same(coll *k, int root, int count, MPI_Datatype dt) {
 	return _rc;
 
 int MPI_Bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm) {
+	SC_REP(rep_Bcast(buf, count, dt, root, comm));
 	BEGIN(SC_CALL_BCAST, "MPI_Bcast", comm)
 	if (_checking) one_to_all(&k, root, count, dt, count, dt, 1);
 	RUN_BLOCKING(PMPI_Bcast(buf, count, dt, root, comm))
 }
 
 int MPI_Ibcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm, MPI_Request *r) {
+	SC_REP(rep_Ibcast(buf, count, dt, root, comm, r));
 	BEGIN(SC_CALL_BCAST, "MPI_Ibcast", comm)
 	if (_checking) one_to_all(&k, root, count, dt, count, dt, 1);
 	RUN_NONBLOCKING(PMPI_Ibcast(buf, count, dt, root, comm, r), r)
 }
 
 int MPI_Reduce(const void *s, void *r, int count, MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm) {
+	SC_REP(rep_Reduce(s, r, count, dt, op, root, comm));
 	BEGIN(SC_CALL_REDUCE, "MPI_Reduce", comm)
 	if (_checking) same(&k, root, count, dt);
 	RUN_BLOCKING(PMPI_Reduce(s, r, count, dt, op, root, comm))
 }
 
 int MPI_Ireduce(const void *s, void *r, int count, MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm, MPI_Request *q) {
+	SC_REP(rep_Ireduce(s, r, count, dt, op, root, comm, q));
 	BEGIN(SC_CALL_REDUCE, "MPI_Ireduce", comm)
 	if (_checking) same(&k, root, count, dt);
 	RUN_NONBLOCKING(PMPI_Ireduce(s, r, count, dt, op, root, comm, q), q)
 }
 
 int MPI_Allreduce(const void *s, void *r, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm) {
+	SC_REP(rep_Allreduce(s, r, count, dt, op, comm));
 	BEGIN(SC_CALL_ALLREDUCE, "MPI_Allreduce", comm)
 	if (_checking) same(&k, 0, count, dt);
 	RUN_BLOCKING(PMPI_Allreduce(s, r, count, dt, op, comm))
 }
 
 int MPI_Iallreduce(const void *s, void *r, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm, MPI_Request *q) {
+	SC_REP(rep_Iallreduce(s, r, count, dt, op, comm, q));
 	BEGIN(SC_CALL_ALLREDUCE, "MPI_Iallreduce", comm)
 	if (_checking) same(&k, 0, count, dt);
 	RUN_NONBLOCKING(PMPI_Iallreduce(s, r, count, dt, op, comm, q), q)
 }
 
 int MPI_Scan(const void *s, void *r, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm) {
+	SC_REP(rep_Scan(s, r, count, dt, op, comm));
 	BEGIN(SC_CALL_SCAN, "MPI_Scan", comm)
 	if (_checking) same(&k, 0, count, dt);
 	RUN_BLOCKING(PMPI_Scan(s, r, count, dt, op, comm))
 }
 
 int MPI_Iscan(const void *s, void *r, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm, MPI_Request *q) {
+	SC_REP(rep_Iscan(s, r, count, dt, op, comm, q));
 	BEGIN(SC_CALL_SCAN, "MPI_Iscan", comm)
 	if (_checking) same(&k, 0, count, dt);
 	RUN_NONBLOCKING(PMPI_Iscan(s, r, count, dt, op, comm, q), q)
 }
 
 int MPI_Exscan(const void *s, void *r, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm) {
+	SC_REP(rep_Exscan(s, r, count, dt, op, comm));
 	BEGIN(SC_CALL_SCAN, "MPI_Exscan", comm)
 	if (_checking) same(&k, 0, count, dt);
 	RUN_BLOCKING(PMPI_Exscan(s, r, count, dt, op, comm))
 }
 
 int MPI_Iexscan(const void *s, void *r, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm, MPI_Request *q) {
+	SC_REP(rep_Iexscan(s, r, count, dt, op, comm, q));
 	BEGIN(SC_CALL_SCAN, "MPI_Iexscan", comm)
 	if (_checking) same(&k, 0, count, dt);
 	RUN_NONBLOCKING(PMPI_Iexscan(s, r, count, dt, op, comm, q), q)
 }
 
 int MPI_Reduce_scatter_block(const void *s, void *r, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm) {
+	SC_REP(rep_Reduce_scatter_block(s, r, count, dt, op, comm));
 	BEGIN(SC_CALL_REDUCE, "MPI_Reduce_scatter_block", comm)
 	if (_checking) same(&k, 0, count, dt);
 	RUN_BLOCKING(PMPI_Reduce_scatter_block(s, r, count, dt, op, comm))
 }
 
 int MPI_Reduce_scatter(const void *s, void *r, const int counts[], MPI_Datatype dt, MPI_Op op, MPI_Comm comm) {
+	SC_REP(rep_Reduce_scatter(s, r, counts, dt, op, comm));
 	BEGIN(SC_CALL_REDUCE, "MPI_Reduce_scatter", comm)
 	if (_checking) {
 		// Every rank reduces the same vector: its length must agree.
@@ -273,12 +285,14 @@ int MPI_Reduce_scatter(const void *s, void *r, const int counts[], MPI_Datatype 
 }
 
 int MPI_Gather(const void *s, int sc, MPI_Datatype sdt, void *r, int rc, MPI_Datatype rdt, int root, MPI_Comm comm) {
+	SC_REP(rep_Gather(s, sc, sdt, r, rc, rdt, root, comm));
 	BEGIN(SC_CALL_GATHER, "MPI_Gather", comm)
 	if (_checking) all_to_one(&k, root, sc, sdt, rc, rdt, s == MPI_IN_PLACE);
 	RUN_BLOCKING(PMPI_Gather(s, sc, sdt, r, rc, rdt, root, comm))
 }
 
 int MPI_Igather(const void *s, int sc, MPI_Datatype sdt, void *r, int rc, MPI_Datatype rdt, int root, MPI_Comm comm, MPI_Request *q) {
+	SC_REP(rep_Igather(s, sc, sdt, r, rc, rdt, root, comm, q));
 	BEGIN(SC_CALL_GATHER, "MPI_Igather", comm)
 	if (_checking) all_to_one(&k, root, sc, sdt, rc, rdt, s == MPI_IN_PLACE);
 	RUN_NONBLOCKING(PMPI_Igather(s, sc, sdt, r, rc, rdt, root, comm, q), q)
@@ -293,24 +307,28 @@ static void gatherv(coll *k, int root, const void *s, int sc, MPI_Datatype sdt, 
 }
 
 int MPI_Gatherv(const void *s, int sc, MPI_Datatype sdt, void *r, const int rcs[], const int displs[], MPI_Datatype rdt, int root, MPI_Comm comm) {
+	SC_REP(rep_Gatherv(s, sc, sdt, r, rcs, displs, rdt, root, comm));
 	BEGIN(SC_CALL_GATHER, "MPI_Gatherv", comm)
 	if (_checking) gatherv(&k, root, s, sc, sdt, rcs, rdt);
 	RUN_BLOCKING(PMPI_Gatherv(s, sc, sdt, r, rcs, displs, rdt, root, comm))
 }
 
 int MPI_Igatherv(const void *s, int sc, MPI_Datatype sdt, void *r, const int rcs[], const int displs[], MPI_Datatype rdt, int root, MPI_Comm comm, MPI_Request *q) {
+	SC_REP(rep_Igatherv(s, sc, sdt, r, rcs, displs, rdt, root, comm, q));
 	BEGIN(SC_CALL_GATHER, "MPI_Igatherv", comm)
 	if (_checking) gatherv(&k, root, s, sc, sdt, rcs, rdt);
 	RUN_NONBLOCKING(PMPI_Igatherv(s, sc, sdt, r, rcs, displs, rdt, root, comm, q), q)
 }
 
 int MPI_Scatter(const void *s, int sc, MPI_Datatype sdt, void *r, int rc, MPI_Datatype rdt, int root, MPI_Comm comm) {
+	SC_REP(rep_Scatter(s, sc, sdt, r, rc, rdt, root, comm));
 	BEGIN(SC_CALL_SCATTER, "MPI_Scatter", comm)
 	if (_checking) one_to_all(&k, root, sc, sdt, rc, rdt, r == MPI_IN_PLACE);
 	RUN_BLOCKING(PMPI_Scatter(s, sc, sdt, r, rc, rdt, root, comm))
 }
 
 int MPI_Iscatter(const void *s, int sc, MPI_Datatype sdt, void *r, int rc, MPI_Datatype rdt, int root, MPI_Comm comm, MPI_Request *q) {
+	SC_REP(rep_Iscatter(s, sc, sdt, r, rc, rdt, root, comm, q));
 	BEGIN(SC_CALL_SCATTER, "MPI_Iscatter", comm)
 	if (_checking) one_to_all(&k, root, sc, sdt, rc, rdt, r == MPI_IN_PLACE);
 	RUN_NONBLOCKING(PMPI_Iscatter(s, sc, sdt, r, rc, rdt, root, comm, q), q)
@@ -325,12 +343,14 @@ static void scatterv(coll *k, int root, const int scs[], MPI_Datatype sdt, void 
 }
 
 int MPI_Scatterv(const void *s, const int scs[], const int displs[], MPI_Datatype sdt, void *r, int rc, MPI_Datatype rdt, int root, MPI_Comm comm) {
+	SC_REP(rep_Scatterv(s, scs, displs, sdt, r, rc, rdt, root, comm));
 	BEGIN(SC_CALL_SCATTER, "MPI_Scatterv", comm)
 	if (_checking) scatterv(&k, root, scs, sdt, r, rc, rdt);
 	RUN_BLOCKING(PMPI_Scatterv(s, scs, displs, sdt, r, rc, rdt, root, comm))
 }
 
 int MPI_Iscatterv(const void *s, const int scs[], const int displs[], MPI_Datatype sdt, void *r, int rc, MPI_Datatype rdt, int root, MPI_Comm comm, MPI_Request *q) {
+	SC_REP(rep_Iscatterv(s, scs, displs, sdt, r, rc, rdt, root, comm, q));
 	BEGIN(SC_CALL_SCATTER, "MPI_Iscatterv", comm)
 	if (_checking) scatterv(&k, root, scs, sdt, r, rc, rdt);
 	RUN_NONBLOCKING(PMPI_Iscatterv(s, scs, displs, sdt, r, rc, rdt, root, comm, q), q)
@@ -346,24 +366,28 @@ static void allgather(coll *k, const void *s, int sc, MPI_Datatype sdt, const in
 }
 
 int MPI_Allgather(const void *s, int sc, MPI_Datatype sdt, void *r, int rc, MPI_Datatype rdt, MPI_Comm comm) {
+	SC_REP(rep_Allgather(s, sc, sdt, r, rc, rdt, comm));
 	BEGIN(SC_CALL_ALLGATHER, "MPI_Allgather", comm)
 	if (_checking) allgather(&k, s, sc, sdt, NULL, rc, rdt);
 	RUN_BLOCKING(sc_allgather(s, sc, sdt, r, rc, rdt, comm))
 }
 
 int MPI_Iallgather(const void *s, int sc, MPI_Datatype sdt, void *r, int rc, MPI_Datatype rdt, MPI_Comm comm, MPI_Request *q) {
+	SC_REP(rep_Iallgather(s, sc, sdt, r, rc, rdt, comm, q));
 	BEGIN(SC_CALL_ALLGATHER, "MPI_Iallgather", comm)
 	if (_checking) allgather(&k, s, sc, sdt, NULL, rc, rdt);
 	RUN_NONBLOCKING(PMPI_Iallgather(s, sc, sdt, r, rc, rdt, comm, q), q)
 }
 
 int MPI_Allgatherv(const void *s, int sc, MPI_Datatype sdt, void *r, const int rcs[], const int displs[], MPI_Datatype rdt, MPI_Comm comm) {
+	SC_REP(rep_Allgatherv(s, sc, sdt, r, rcs, displs, rdt, comm));
 	BEGIN(SC_CALL_ALLGATHER, "MPI_Allgatherv", comm)
 	if (_checking) allgather(&k, s, sc, sdt, rcs, 0, rdt);
 	RUN_BLOCKING(PMPI_Allgatherv(s, sc, sdt, r, rcs, displs, rdt, comm))
 }
 
 int MPI_Iallgatherv(const void *s, int sc, MPI_Datatype sdt, void *r, const int rcs[], const int displs[], MPI_Datatype rdt, MPI_Comm comm, MPI_Request *q) {
+	SC_REP(rep_Iallgatherv(s, sc, sdt, r, rcs, displs, rdt, comm, q));
 	BEGIN(SC_CALL_ALLGATHER, "MPI_Iallgatherv", comm)
 	if (_checking) allgather(&k, s, sc, sdt, rcs, 0, rdt);
 	RUN_NONBLOCKING(PMPI_Iallgatherv(s, sc, sdt, r, rcs, displs, rdt, comm, q), q)
@@ -378,24 +402,28 @@ static void alltoall(coll *k, const void *s, const int *scs, int sc, MPI_Datatyp
 }
 
 int MPI_Alltoall(const void *s, int sc, MPI_Datatype sdt, void *r, int rc, MPI_Datatype rdt, MPI_Comm comm) {
+	SC_REP(rep_Alltoall(s, sc, sdt, r, rc, rdt, comm));
 	BEGIN(SC_CALL_ALLTOALL, "MPI_Alltoall", comm)
 	if (_checking) alltoall(&k, s, NULL, sc, sdt, NULL, rc, rdt);
 	RUN_BLOCKING(PMPI_Alltoall(s, sc, sdt, r, rc, rdt, comm))
 }
 
 int MPI_Ialltoall(const void *s, int sc, MPI_Datatype sdt, void *r, int rc, MPI_Datatype rdt, MPI_Comm comm, MPI_Request *q) {
+	SC_REP(rep_Ialltoall(s, sc, sdt, r, rc, rdt, comm, q));
 	BEGIN(SC_CALL_ALLTOALL, "MPI_Ialltoall", comm)
 	if (_checking) alltoall(&k, s, NULL, sc, sdt, NULL, rc, rdt);
 	RUN_NONBLOCKING(PMPI_Ialltoall(s, sc, sdt, r, rc, rdt, comm, q), q)
 }
 
 int MPI_Alltoallv(const void *s, const int scs[], const int sd[], MPI_Datatype sdt, void *r, const int rcs[], const int rd[], MPI_Datatype rdt, MPI_Comm comm) {
+	SC_REP(rep_Alltoallv(s, scs, sd, sdt, r, rcs, rd, rdt, comm));
 	BEGIN(SC_CALL_ALLTOALL, "MPI_Alltoallv", comm)
 	if (_checking) alltoall(&k, s, scs, 0, sdt, rcs, 0, rdt);
 	RUN_BLOCKING(PMPI_Alltoallv(s, scs, sd, sdt, r, rcs, rd, rdt, comm))
 }
 
 int MPI_Ialltoallv(const void *s, const int scs[], const int sd[], MPI_Datatype sdt, void *r, const int rcs[], const int rd[], MPI_Datatype rdt, MPI_Comm comm, MPI_Request *q) {
+	SC_REP(rep_Ialltoallv(s, scs, sd, sdt, r, rcs, rd, rdt, comm, q));
 	BEGIN(SC_CALL_ALLTOALL, "MPI_Ialltoallv", comm)
 	if (_checking) alltoall(&k, s, scs, 0, sdt, rcs, 0, rdt);
 	RUN_NONBLOCKING(PMPI_Ialltoallv(s, scs, sd, sdt, r, rcs, rd, rdt, comm, q), q)

@@ -143,66 +143,77 @@ void sc_comm_name(sc_comm *c, char *buf, int size) {
 // Wrappers of the calls that make and free communicators.
 
 int MPI_Comm_dup(MPI_Comm c, MPI_Comm *n) {
+	SC_REP(rep_Comm_dup(c, n));
 	int rc = PMPI_Comm_dup(c, n);
 	if (rc == MPI_SUCCESS && sc_active) sc_comm_add(*n);
 	return rc;
 }
 
 int MPI_Comm_dup_with_info(MPI_Comm c, MPI_Info info, MPI_Comm *n) {
+	SC_REP(rep_Comm_dup_with_info(c, info, n));
 	int rc = PMPI_Comm_dup_with_info(c, info, n);
 	if (rc == MPI_SUCCESS && sc_active) sc_comm_add(*n);
 	return rc;
 }
 
 int MPI_Comm_split(MPI_Comm c, int color, int key, MPI_Comm *n) {
+	SC_REP(rep_Comm_split(c, color, key, n));
 	int rc = PMPI_Comm_split(c, color, key, n);
 	if (rc == MPI_SUCCESS && sc_active) sc_comm_add(*n);
 	return rc;
 }
 
 int MPI_Comm_split_type(MPI_Comm c, int type, int key, MPI_Info info, MPI_Comm *n) {
+	SC_REP(rep_Comm_split_type(c, type, key, info, n));
 	int rc = PMPI_Comm_split_type(c, type, key, info, n);
 	if (rc == MPI_SUCCESS && sc_active) sc_comm_add(*n);
 	return rc;
 }
 
 int MPI_Comm_create(MPI_Comm c, MPI_Group g, MPI_Comm *n) {
+	SC_REP(rep_Comm_create(c, g, n));
 	int rc = PMPI_Comm_create(c, g, n);
 	if (rc == MPI_SUCCESS && sc_active) sc_comm_add(*n);
 	return rc;
 }
 
 int MPI_Comm_create_group(MPI_Comm c, MPI_Group g, int tag, MPI_Comm *n) {
+	SC_REP(rep_Comm_create_group(c, g, tag, n));
 	int rc = PMPI_Comm_create_group(c, g, tag, n);
 	if (rc == MPI_SUCCESS && sc_active) sc_comm_add(*n);
 	return rc;
 }
 
 int MPI_Intercomm_create(MPI_Comm local, int lleader, MPI_Comm peer, int rleader, int tag, MPI_Comm *n) {
+	SC_REP(rep_Intercomm_create(local, lleader, peer, rleader, tag, n));
 	int rc = PMPI_Intercomm_create(local, lleader, peer, rleader, tag, n);
 	if (rc == MPI_SUCCESS && sc_active) sc_comm_add(*n);
 	return rc;
 }
 
 int MPI_Intercomm_merge(MPI_Comm c, int high, MPI_Comm *n) {
+	SC_REP(rep_Intercomm_merge(c, high, n));
 	int rc = PMPI_Intercomm_merge(c, high, n);
 	if (rc == MPI_SUCCESS && sc_active) sc_comm_add(*n);
 	return rc;
 }
 
 int MPI_Cart_create(MPI_Comm c, int nd, const int dims[], const int periods[], int reorder, MPI_Comm *n) {
+	SC_REP(rep_Cart_create(c, nd, dims, periods, reorder, n));
 	int rc = PMPI_Cart_create(c, nd, dims, periods, reorder, n);
 	if (rc == MPI_SUCCESS && sc_active) sc_comm_add(*n);
 	return rc;
 }
 
 int MPI_Cart_sub(MPI_Comm c, const int remain[], MPI_Comm *n) {
+	SC_REP(rep_Cart_sub(c, remain, n));
 	int rc = PMPI_Cart_sub(c, remain, n);
 	if (rc == MPI_SUCCESS && sc_active) sc_comm_add(*n);
 	return rc;
 }
 
 int MPI_Graph_create(MPI_Comm c, int nn, const int index[], const int edges[], int reorder, MPI_Comm *n) {
+	SC_REP(rep_Graph_create(c, nn, index, edges, reorder, n));
 	int rc = PMPI_Graph_create(c, nn, index, edges, reorder, n);
 	if (rc == MPI_SUCCESS && sc_active) sc_comm_add(*n);
 	return rc;
@@ -210,6 +221,7 @@ int MPI_Graph_create(MPI_Comm c, int nn, const int index[], const int edges[], i
 
 int MPI_Dist_graph_create_adjacent(MPI_Comm c, int indeg, const int srcs[], const int sw[], int outdeg,
 		const int dsts[], const int dw[], MPI_Info info, int reorder, MPI_Comm *n) {
+	SC_REP(rep_Dist_graph_create_adjacent(c, indeg, srcs, sw, outdeg, dsts, dw, info, reorder, n));
 	int rc = PMPI_Dist_graph_create_adjacent(c, indeg, srcs, sw, outdeg, dsts, dw, info, reorder, n);
 	if (rc == MPI_SUCCESS && sc_active) sc_comm_add(*n);
 	return rc;
@@ -217,17 +229,20 @@ int MPI_Dist_graph_create_adjacent(MPI_Comm c, int indeg, const int srcs[], cons
 
 int MPI_Dist_graph_create(MPI_Comm c, int nn, const int srcs[], const int deg[], const int dsts[],
 		const int w[], MPI_Info info, int reorder, MPI_Comm *n) {
+	SC_REP(rep_Dist_graph_create(c, nn, srcs, deg, dsts, w, info, reorder, n));
 	int rc = PMPI_Dist_graph_create(c, nn, srcs, deg, dsts, w, info, reorder, n);
 	if (rc == MPI_SUCCESS && sc_active) sc_comm_add(*n);
 	return rc;
 }
 
 int MPI_Comm_free(MPI_Comm *c) {
+	SC_REP(rep_Comm_free(c));
 	if (sc_active && c) sc_comm_drop(*c);
 	return PMPI_Comm_free(c);
 }
 
 int MPI_Comm_disconnect(MPI_Comm *c) {
+	SC_REP(rep_Comm_disconnect(c));
 	if (sc_active && c) sc_comm_drop(*c);
 	return PMPI_Comm_disconnect(c);
 }

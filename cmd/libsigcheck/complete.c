@@ -309,6 +309,7 @@ static void poll_zombies(void) {
 }
 
 int MPI_Request_free(MPI_Request *r) {
+	SC_REP(rep_Request_free(r));
 	if (!sc_active || !sc_req_any()) return PMPI_Request_free(r);
 	SC_LOCK();
 	sc_req *e = sc_req_get(*r);
@@ -338,6 +339,7 @@ int MPI_Request_free(MPI_Request *r) {
 #define STACK_N 32
 
 int MPI_Wait(MPI_Request *r, MPI_Status *st) {
+	SC_REP(rep_Wait(r, st));
 	if (!sc_active || (!sc_req_any() && !nzombies)) return PMPI_Wait(r, st);
 	MPI_Request orig = *r;
 	MPI_Status tmp;
@@ -362,6 +364,7 @@ static int coll_hold(MPI_Request r) {
 }
 
 int MPI_Test(MPI_Request *r, int *flag, MPI_Status *st) {
+	SC_REP(rep_Test(r, flag, st));
 	if (!sc_active || (!sc_req_any() && !nzombies)) return PMPI_Test(r, flag, st);
 	MPI_Request orig = *r;
 	MPI_Status tmp;
@@ -477,31 +480,37 @@ out:
 }
 
 int MPI_Waitall(int n, MPI_Request rs[], MPI_Status sts[]) {
+	SC_REP(rep_Waitall(n, rs, sts));
 	if (!sc_active || (!sc_req_any() && !nzombies)) return PMPI_Waitall(n, rs, sts);
 	return some(0, n, rs, NULL, NULL, NULL, NULL, sts);
 }
 
 int MPI_Testall(int n, MPI_Request rs[], int *flag, MPI_Status sts[]) {
+	SC_REP(rep_Testall(n, rs, flag, sts));
 	if (!sc_active || (!sc_req_any() && !nzombies)) return PMPI_Testall(n, rs, flag, sts);
 	return some(1, n, rs, flag, NULL, NULL, NULL, sts);
 }
 
 int MPI_Waitany(int n, MPI_Request rs[], int *index, MPI_Status *st) {
+	SC_REP(rep_Waitany(n, rs, index, st));
 	if (!sc_active || (!sc_req_any() && !nzombies)) return PMPI_Waitany(n, rs, index, st);
 	return some(2, n, rs, NULL, index, NULL, NULL, st == MPI_STATUS_IGNORE ? MPI_STATUSES_IGNORE : st);
 }
 
 int MPI_Testany(int n, MPI_Request rs[], int *index, int *flag, MPI_Status *st) {
+	SC_REP(rep_Testany(n, rs, index, flag, st));
 	if (!sc_active || (!sc_req_any() && !nzombies)) return PMPI_Testany(n, rs, index, flag, st);
 	return some(3, n, rs, flag, index, NULL, NULL, st == MPI_STATUS_IGNORE ? MPI_STATUSES_IGNORE : st);
 }
 
 int MPI_Waitsome(int n, MPI_Request rs[], int *outcount, int idx[], MPI_Status sts[]) {
+	SC_REP(rep_Waitsome(n, rs, outcount, idx, sts));
 	if (!sc_active || (!sc_req_any() && !nzombies)) return PMPI_Waitsome(n, rs, outcount, idx, sts);
 	return some(4, n, rs, NULL, NULL, outcount, idx, sts);
 }
 
 int MPI_Testsome(int n, MPI_Request rs[], int *outcount, int idx[], MPI_Status sts[]) {
+	SC_REP(rep_Testsome(n, rs, outcount, idx, sts));
 	if (!sc_active || (!sc_req_any() && !nzombies)) return PMPI_Testsome(n, rs, outcount, idx, sts);
 	return some(5, n, rs, NULL, NULL, outcount, idx, sts);
 }

@@ -101,6 +101,8 @@ static void start(int provided, int real) {
 	sc_comms_init();
 	int enc = sc_enc_start();
 	if (enc != 0) PMPI_Abort(MPI_COMM_WORLD, enc);
+	int rep = sc_rep_start();
+	if (rep != 0) PMPI_Abort(MPI_COMM_WORLD, rep);
 	if (sc_keep_start() != 0) {
 		if (sc_world_rank == 0) {
 			static const char msg[] = "sigcheck: SIGCHECK_CHECK=repair needs MPI_THREAD_MULTIPLE, which this MPI "
@@ -148,6 +150,7 @@ int MPI_Query_thread(int *provided) {
 }
 
 int MPI_Finalize(void) {
+	sc_rep_finalize();
 	if (sc_active) {
 		sc_reqs_finalize();
 		sc_desc_finalize();

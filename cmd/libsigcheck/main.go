@@ -59,7 +59,9 @@ func parseConfig(getenv func(string) string) (config, error) {
 	default:
 		return c, fmt.Errorf("SIGCHECK_ON_ERROR=%q: want abort or report", v)
 	}
-	if v := getenv("SIGCHECK_INJECT"); v != "" {
+	// Under SIGCHECK_REPLICATE the injector flips send buffers, on the
+	// replicas it aims at, for the replicas' vote to catch (rep.go).
+	if v := getenv("SIGCHECK_INJECT"); v != "" && getenv("SIGCHECK_REPLICATE") == "" {
 		r, err := strconv.ParseFloat(v, 64)
 		if err != nil || r < 0 || r > 1 {
 			return c, fmt.Errorf("SIGCHECK_INJECT=%q: want a probability from 0 to 1", v)

@@ -64,8 +64,9 @@ static int overlap(int count, MPI_Datatype dt) {
 // taken while the receiver copies it, and with threads the message and
 // its header leave in one critical section, so that messages and headers
 // to one destination stay in the same order.
-#define BLOCKING_SEND(NAME, PNAME, PINAME)                                                              \
+#define BLOCKING_SEND(NAME, PNAME, PINAME, REP)                                                            \
 	int NAME(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm) {        \
+		SC_REP(REP(buf, count, dt, dest, tag, comm));                                              \
 		if (!sc_active) return PNAME(buf, count, dt, dest, tag, comm);                  \
 		if (!sc_multi && !overlap(count, dt)) {                                                    \
 			sc_send_hdr(buf, count, dt, dest, tag, comm, SC_CALL_SEND);                            \
@@ -80,14 +81,15 @@ static int overlap(int count, MPI_Datatype dt) {
 		return PMPI_Wait(&r, MPI_STATUS_IGNORE);                                                   \
 	}
 
-BLOCKING_SEND(MPI_Send, PMPI_Send, PMPI_Isend)
-BLOCKING_SEND(MPI_Ssend, PMPI_Ssend, PMPI_Issend)
-BLOCKING_SEND(MPI_Rsend, PMPI_Rsend, PMPI_Irsend)
-BLOCKING_SEND(MPI_Bsend, PMPI_Bsend, PMPI_Ibsend)
+BLOCKING_SEND(MPI_Send, PMPI_Send, PMPI_Isend, rep_Send)
+BLOCKING_SEND(MPI_Ssend, PMPI_Ssend, PMPI_Issend, rep_Ssend)
+BLOCKING_SEND(MPI_Rsend, PMPI_Rsend, PMPI_Irsend, rep_Rsend)
+BLOCKING_SEND(MPI_Bsend, PMPI_Bsend, PMPI_Ibsend, rep_Bsend)
 
-#define NONBLOCKING_SEND(NAME, PNAME)                                                                   \
+#define NONBLOCKING_SEND(NAME, PNAME, REP)                                                                \
 	int NAME(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,          \
 			MPI_Request *r) {                                                                      \
+		SC_REP(REP(buf, count, dt, dest, tag, comm, r));                                           \
 		if (!sc_active) return PNAME(buf, count, dt, dest, tag, comm, r);               \
 		SC_LOCK();                                                                                 \
 		int rc = PNAME(buf, count, dt, dest, tag, comm, r);                                          \
@@ -96,15 +98,16 @@ BLOCKING_SEND(MPI_Bsend, PMPI_Bsend, PMPI_Ibsend)
 		return rc;                                                                                 \
 	}
 
-NONBLOCKING_SEND(MPI_Isend, PMPI_Isend)
-NONBLOCKING_SEND(MPI_Issend, PMPI_Issend)
-NONBLOCKING_SEND(MPI_Irsend, PMPI_Irsend)
-NONBLOCKING_SEND(MPI_Ibsend, PMPI_Ibsend)
+NONBLOCKING_SEND(MPI_Isend, PMPI_Isend, rep_Isend)
+NONBLOCKING_SEND(MPI_Issend, PMPI_Issend, rep_Issend)
+NONBLOCKING_SEND(MPI_Irsend, PMPI_Irsend, rep_Irsend)
+NONBLOCKING_SEND(MPI_Ibsend, PMPI_Ibsend, rep_Ibsend)
 
 // Persistent sends send their header at each MPI_Start.
-#define PERSISTENT_SEND(NAME, PNAME)                                                                    \
+#define PERSISTENT_SEND(NAME, PNAME, REP)                                                                 \
 	int NAME(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,          \
 			MPI_Request *r) {                                                                      \
+		SC_REP(REP(buf, count, dt, dest, tag, comm, r));                                           \
 		int rc = PNAME(buf, count, dt, dest, tag, comm, r);                                          \
 		if (rc != MPI_SUCCESS || !sc_active) return rc;                                 \
 		SC_LOCK();                                                                                 \
@@ -118,12 +121,13 @@ NONBLOCKING_SEND(MPI_Ibsend, PMPI_Ibsend)
 		return rc;                                                                                 \
 	}
 
-PERSISTENT_SEND(MPI_Send_init, PMPI_Send_init)
-PERSISTENT_SEND(MPI_Ssend_init, PMPI_Ssend_init)
-PERSISTENT_SEND(MPI_Rsend_init, PMPI_Rsend_init)
-PERSISTENT_SEND(MPI_Bsend_init, PMPI_Bsend_init)
+PERSISTENT_SEND(MPI_Send_init, PMPI_Send_init, rep_Send_init)
+PERSISTENT_SEND(MPI_Ssend_init, PMPI_Ssend_init, rep_Ssend_init)
+PERSISTENT_SEND(MPI_Rsend_init, PMPI_Rsend_init, rep_Rsend_init)
+PERSISTENT_SEND(MPI_Bsend_init, PMPI_Bsend_init, rep_Bsend_init)
 
 int MPI_Recv_init(void *buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm comm, MPI_Request *r) {
+	SC_REP(rep_Recv_init(buf, count, dt, src, tag, comm, r));
 	int rc = PMPI_Recv_init(buf, count, dt, src, tag, comm, r);
 	if (rc != MPI_SUCCESS || !sc_active || src == MPI_PROC_NULL) return rc;
 	SC_LOCK();
@@ -153,6 +157,7 @@ static int start(MPI_Request *r) {
 }
 
 int MPI_Start(MPI_Request *r) {
+	SC_REP(rep_Start(r));
 	if (!sc_active || !sc_req_any()) return PMPI_Start(r);
 	SC_LOCK();
 	int rc = start(r);
@@ -161,6 +166,7 @@ int MPI_Start(MPI_Request *r) {
 }
 
 int MPI_Startall(int n, MPI_Request rs[]) {
+	SC_REP(rep_Startall(n, rs));
 	if (!sc_active || !sc_req_any()) return PMPI_Startall(n, rs);
 	int rc = MPI_SUCCESS;
 	SC_LOCK();
@@ -170,6 +176,7 @@ int MPI_Startall(int n, MPI_Request rs[]) {
 }
 
 int MPI_Irecv(void *buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm comm, MPI_Request *r) {
+	SC_REP(rep_Irecv(buf, count, dt, src, tag, comm, r));
 	if (!sc_active || src == MPI_PROC_NULL) return PMPI_Irecv(buf, count, dt, src, tag, comm, r);
 	SC_LOCK();
 	int rc = PMPI_Irecv(buf, count, dt, src, tag, comm, r);
@@ -188,6 +195,7 @@ int MPI_Irecv(void *buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm 
 }
 
 int MPI_Recv(void *buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm comm, MPI_Status *st) {
+	SC_REP(rep_Recv(buf, count, dt, src, tag, comm, st));
 	if (!sc_active || src == MPI_PROC_NULL) return PMPI_Recv(buf, count, dt, src, tag, comm, st);
 	MPI_Status tmp;
 	MPI_Status *s = st == MPI_STATUS_IGNORE ? &tmp : st;
@@ -222,6 +230,7 @@ int MPI_Recv(void *buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm c
 
 int MPI_Sendrecv(const void *sbuf, int scount, MPI_Datatype sdt, int dest, int stag,
 		void *rbuf, int rcount, MPI_Datatype rdt, int src, int rtag, MPI_Comm comm, MPI_Status *st) {
+	SC_REP(rep_Sendrecv(sbuf, scount, sdt, dest, stag, rbuf, rcount, rdt, src, rtag, comm, st));
 	if (!sc_active)
 		return PMPI_Sendrecv(sbuf, scount, sdt, dest, stag, rbuf, rcount, rdt, src, rtag, comm, st);
 	MPI_Request rs[2];
@@ -247,6 +256,7 @@ int MPI_Sendrecv(const void *sbuf, int scount, MPI_Datatype sdt, int dest, int s
 
 int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype dt, int dest, int stag, int src, int rtag,
 		MPI_Comm comm, MPI_Status *st) {
+	SC_REP(rep_Sendrecv_replace(buf, count, dt, dest, stag, src, rtag, comm, st));
 	if (!sc_active) return PMPI_Sendrecv_replace(buf, count, dt, dest, stag, src, rtag, comm, st);
 	MPI_Status tmp;
 	MPI_Status *s = st == MPI_STATUS_IGNORE ? &tmp : st;
@@ -297,6 +307,7 @@ static int msg_take(MPI_Message m, sc_msg *out) {
 }
 
 int MPI_Mprobe(int src, int tag, MPI_Comm comm, MPI_Message *m, MPI_Status *st) {
+	SC_REP(rep_Mprobe(src, tag, comm, m, st));
 	if (!sc_active) return PMPI_Mprobe(src, tag, comm, m, st);
 	MPI_Status tmp;
 	MPI_Status *s = st == MPI_STATUS_IGNORE ? &tmp : st;
@@ -306,6 +317,7 @@ int MPI_Mprobe(int src, int tag, MPI_Comm comm, MPI_Message *m, MPI_Status *st) 
 }
 
 int MPI_Improbe(int src, int tag, MPI_Comm comm, int *flag, MPI_Message *m, MPI_Status *st) {
+	SC_REP(rep_Improbe(src, tag, comm, flag, m, st));
 	if (!sc_active) return PMPI_Improbe(src, tag, comm, flag, m, st);
 	MPI_Status tmp;
 	MPI_Status *s = st == MPI_STATUS_IGNORE ? &tmp : st;
@@ -315,6 +327,7 @@ int MPI_Improbe(int src, int tag, MPI_Comm comm, int *flag, MPI_Message *m, MPI_
 }
 
 int MPI_Mrecv(void *buf, int count, MPI_Datatype dt, MPI_Message *m, MPI_Status *st) {
+	SC_REP(rep_Mrecv(buf, count, dt, m, st));
 	if (!sc_active) return PMPI_Mrecv(buf, count, dt, m, st);
 	sc_msg mm;
 	SC_LOCK();
@@ -333,6 +346,7 @@ int MPI_Mrecv(void *buf, int count, MPI_Datatype dt, MPI_Message *m, MPI_Status 
 }
 
 int MPI_Imrecv(void *buf, int count, MPI_Datatype dt, MPI_Message *m, MPI_Request *r) {
+	SC_REP(rep_Imrecv(buf, count, dt, m, r));
 	if (!sc_active) return PMPI_Imrecv(buf, count, dt, m, r);
 	sc_msg mm;
 	SC_LOCK();

@@ -258,6 +258,7 @@ func scGoFinalize(c *C.sc_counters, multi C.int) {
 			}
 		}
 	}
+	s.Replication = repSummary()
 	found.Lock()
 	s.Findings = append(s.Findings, found.list...)
 	s.Suppressed, s.Undecoded = found.suppressed, found.undecoded

@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <stddef.h>
+#include "rep.h"
 
 // Modes (SIGCHECK_CHECK).
 enum { SC_TYPES = 1, SC_CHECKSUM = 2, SC_REPAIR = 3 };

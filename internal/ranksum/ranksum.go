@@ -21,22 +21,47 @@ type Finding struct {
 
 // Summary is one rank's rank-N.json.
 type Summary struct {
-	Rank       int               `json:"rank"`
-	Size       int               `json:"size"`
-	Mode       string            `json:"mode"` // types, checksum or repair
-	Checked    map[string]uint64 `json:"checked"`
-	Sent       map[string]uint64 `json:"sent"`
-	Unchecked  map[string]uint64 `json:"unchecked"` // "call: why"
-	Mismatches uint64            `json:"mismatches"`
-	Corrupt    uint64            `json:"corrupt"`
-	Injected   uint64            `json:"injected"`
-	Repaired   uint64            `json:"repaired"`
-	Unrepaired uint64            `json:"unrepaired"`
-	Findings   []Finding         `json:"findings"`
-	Suppressed int               `json:"suppressed"` // findings counted but not kept
-	Undecoded  map[string]int    `json:"undecoded,omitempty"`
-	Threads    string            `json:"threads"`
-	Encryption *Encryption       `json:"encryption,omitempty"` // with SIGCHECK_ENCRYPT=1
+	Rank        int               `json:"rank"`
+	Size        int               `json:"size"`
+	Mode        string            `json:"mode"` // types, checksum or repair
+	Checked     map[string]uint64 `json:"checked"`
+	Sent        map[string]uint64 `json:"sent"`
+	Unchecked   map[string]uint64 `json:"unchecked"` // "call: why"
+	Mismatches  uint64            `json:"mismatches"`
+	Corrupt     uint64            `json:"corrupt"`
+	Injected    uint64            `json:"injected"`
+	Repaired    uint64            `json:"repaired"`
+	Unrepaired  uint64            `json:"unrepaired"`
+	Findings    []Finding         `json:"findings"`
+	Suppressed  int               `json:"suppressed"` // findings counted but not kept
+	Undecoded   map[string]int    `json:"undecoded,omitempty"`
+	Threads     string            `json:"threads"`
+	Encryption  *Encryption       `json:"encryption,omitempty"`  // with SIGCHECK_ENCRYPT=1
+	Replication *Replication      `json:"replication,omitempty"` // with SIGCHECK_REPLICATE=R
+}
+
+// Replication is what one process of a replicated job (one replica of
+// one rank of the application) compared with the other replicas, as
+// sigcheck redundancy counts it.
+type Replication struct {
+	Degree        int               `json:"degree"`   // replicas per rank
+	Protocol      string            `json:"protocol"` // msgplushash or alltoall
+	Replica       int               `json:"replica"`
+	AppRank       int               `json:"app_rank"` // the rank it runs, in the application's MPI_COMM_WORLD
+	AppSize       int               `json:"app_size"`
+	Node          string            `json:"node"`          // where it ran, as its placement saw it
+	Compared      uint64            `json:"compared"`      // received messages whose replicas' copies were compared
+	Found         uint64            `json:"found"`         // of those, the ones whose copies disagreed
+	Corrected     uint64            `json:"corrected"`     // this replica's copy replaced by the majority's before the receive returned
+	Uncorrectable uint64            `json:"uncorrectable"` // disagreements without a majority (r = 2, or two replicas hit)
+	Injected      uint64            `json:"injected"`      // send buffers the injector flipped a bit of
+	ClaimsSent    uint64            `json:"claims_sent"`   // hashes (MsgPlusHash) or extra copies (All-to-all) sent
+	CollCompared  uint64            `json:"coll_compared"` // collectives whose results the replicas voted on
+	CollFound     uint64            `json:"coll_found"`
+	CollCorrected uint64            `json:"coll_corrected"`
+	Agreed        uint64            `json:"agreed"`    // answers replica 0 gave the others (Test, probes, Wtime, wildcards)
+	Wildcards     uint64            `json:"wildcards"` // wildcard receives and probes resolved by replica 0
+	NotCompared   map[string]uint64 `json:"not_compared"`
 }
 
 // Encryption is what a rank's encrypted all-gathers did, and what it sent

@@ -1,0 +1,326 @@
+//go:build mpi
+
+package main
+
+// Replication, the Go side: the settings (SIGCHECK_REPLICATE and its
+// companions), where each process runs (which replica of which rank),
+// the hash of message data the replicas vote on, and the reports.
+
+/*
+#include "sc.h"
+*/
+import "C"
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"unsafe"
+
+	"github.com/sigcheck/sigcheck/channel/replicate"
+	"github.com/sigcheck/sigcheck/csum"
+	"github.com/sigcheck/sigcheck/internal/ranksum"
+)
+
+// repConfig is what the environment asks of replication.
+type repConfig struct {
+	r        int // 0: replication off
+	protocol int // C.SC_REP_MSGPLUSHASH or C.SC_REP_ALLTOALL
+	inject   float64
+	replicas uint64 // the injector's replicas, a bit each
+	seed     uint64
+	wait     float64 // seconds
+	hosts    []string
+}
+
+// defaultWait is how long a replica waits for another before it says
+// the replicas went apart: long, because replicas of one rank may run at
+// different speeds on a loaded machine, and a wait past it means a
+// replica that will never answer (it took another path, or it is gone).
+const defaultWait = 300
+
+func parseRepConfig(getenv func(string) string) (repConfig, error) {
+	c := repConfig{seed: 1, replicas: 1, wait: defaultWait}
+	v := getenv("SIGCHECK_REPLICATE")
+	if v == "" {
+		for _, name := range []string{"SIGCHECK_REPLICATE_PROTOCOL", "SIGCHECK_INJECT_REPLICAS", "SIGCHECK_REPLICATE_WAIT"} {
+			if getenv(name) != "" {
+				return c, fmt.Errorf("%s is set but SIGCHECK_REPLICATE is not: replication is off", name)
+			}
+		}
+		return c, nil
+	}
+	r, err := strconv.Atoi(v)
+	if err != nil || r < 2 || r > 3 {
+		return c, fmt.Errorf("SIGCHECK_REPLICATE=%q: want 2 (detection) or 3 (correction by vote) replicas per rank", v)
+	}
+	c.r = r
+	switch p := strings.ToLower(getenv("SIGCHECK_REPLICATE_PROTOCOL")); p {
+	case "", "msgplushash":
+		c.protocol = C.SC_REP_MSGPLUSHASH
+	case "alltoall", "all-to-all":
+		c.protocol = C.SC_REP_ALLTOALL
+	default:
+		return c, fmt.Errorf("SIGCHECK_REPLICATE_PROTOCOL=%q: want msgplushash or alltoall", p)
+	}
+	if v := getenv("SIGCHECK_INJECT"); v != "" {
+		rate, err := strconv.ParseFloat(v, 64)
+		if err != nil || !(rate >= 0 && rate <= 1) {
+			return c, fmt.Errorf("SIGCHECK_INJECT=%q: want a probability from 0 to 1", v)
+		}
+		c.inject = rate
+	}
+	if v := getenv("SIGCHECK_INJECT_REPLICAS"); v != "" {
+		c.replicas = 0
+		for _, f := range strings.Split(v, ",") {
+			k, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || k < 0 || k >= r {
+				return c, fmt.Errorf("SIGCHECK_INJECT_REPLICAS=%q: want replica numbers from 0 to %d, separated by commas", v, r-1)
+			}
+			c.replicas |= 1 << k
+		}
+	}
+	if v := getenv("SIGCHECK_SEED"); v != "" {
+		s, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			return c, fmt.Errorf("SIGCHECK_SEED=%q: want a non-negative integer", v)
+		}
+		c.seed = s
+	}
+	if v := getenv("SIGCHECK_REPLICATE_WAIT"); v != "" {
+		w, err := strconv.ParseFloat(v, 64)
+		if err != nil || !(w > 0 && w <= 1e6) {
+			return c, fmt.Errorf("SIGCHECK_REPLICATE_WAIT=%q: want the seconds a replica waits for another, more than 0", v)
+		}
+		c.wait = w
+	}
+	// A test hook: the node of each rank of MPI_COMM_WORLD, in rank order,
+	// as if the job ran on several machines.
+	if v := getenv("SIGCHECK_TEST_HOSTS"); v != "" {
+		c.hosts = strings.Split(v, ",")
+	}
+	return c, nil
+}
+
+var repCfg repConfig
+
+// scGoRepInit reads the settings at MPI_Init. It returns 0 when
+// replication is off, 1 when on (out filled), or -1 after printing why the
+// environment is wrong.
+//
+//export scGoRepInit
+func scGoRepInit(rank, size C.int, out *C.sc_rep_cfg) C.int {
+	c, err := parseRepConfig(os.Getenv)
+	if err == nil && c.r > 0 && int(size)%c.r != 0 {
+		err = fmt.Errorf("SIGCHECK_REPLICATE=%d: the job has %d ranks, not a multiple of %d (run %d·n ranks for n ranks of the application)",
+			c.r, size, c.r, c.r)
+	}
+	if err == nil && c.hosts != nil && len(c.hosts) != int(size) {
+		err = fmt.Errorf("SIGCHECK_TEST_HOSTS names %d nodes for %d ranks", len(c.hosts), size)
+	}
+	if err != nil {
+		if rank == 0 {
+			writeLines([]string{err.Error()})
+		}
+		return -1
+	}
+	if c.r == 0 {
+		return 0
+	}
+	repCfg = c
+	out.r = C.int(c.r)
+	out.protocol = C.int(c.protocol)
+	out.report = 0
+	if !cfg.abort {
+		out.report = 1
+	}
+	out.inject = C.double(c.inject)
+	out.inject_mask = C.uint64_t(c.replicas)
+	out.seed = C.uint64_t(c.seed ^ uint64(rank)*0x9e3779b97f4a7c15)
+	out.wait = C.double(c.wait)
+	return 1
+}
+
+// scGoRepHost returns the node name the test hook gives world rank w, or
+// -1 when there is no hook.
+//
+//export scGoRepHost
+func scGoRepHost(w C.int, buf *C.char, n C.int) C.int {
+	if repCfg.hosts == nil || int(w) < 0 || int(w) >= len(repCfg.hosts) {
+		return -1
+	}
+	return C.int(copy(unsafe.Slice((*byte)(unsafe.Pointer(buf)), int(n)-1), repCfg.hosts[w]))
+}
+
+// places says which replica of which application rank each world rank
+// runs. On one node it is the paper's formula (world rank k·n+v is
+// replica k of rank v); on several, channel/replicate's Spread, which
+// keeps the replicas of each rank on distinct nodes, or, when no map can
+// (a node holds more than n ranks), the formula and a warning.
+func places(nodes []string, r int) ([]replicate.Place, string, error) {
+	distinct := map[string]bool{}
+	for _, n := range nodes {
+		distinct[n] = true
+	}
+	formula := func() []replicate.Place {
+		m := replicate.Formula(len(nodes)/r, r)
+		out := make([]replicate.Place, len(nodes))
+		for i := range out {
+			out[i] = m.Place(i)
+		}
+		return out
+	}
+	if len(nodes) == 0 || len(nodes)%r != 0 {
+		return nil, "", fmt.Errorf("%d ranks are not a multiple of %d replicas", len(nodes), r)
+	}
+	if len(distinct) < 2 {
+		return formula(), "", nil
+	}
+	m, err := replicate.Spread(nodes, r)
+	if err != nil {
+		return formula(), fmt.Sprintf("replicas of one rank share a node: %v", strings.TrimPrefix(err.Error(), "replicate: bad rank map: ")), nil
+	}
+	out := make([]replicate.Place, len(nodes))
+	for i := range out {
+		out[i] = m.Place(i)
+	}
+	return out, "", nil
+}
+
+// scGoRepPlace fills replica and app, by world rank, from the nodes'
+// names (size of them, each in a field of width bytes).
+//
+//export scGoRepPlace
+func scGoRepPlace(names *C.char, width, size, r C.int, replica, app *C.int) C.int {
+	raw := unsafe.Slice((*byte)(unsafe.Pointer(names)), int(width)*int(size))
+	nodes := make([]string, size)
+	for i := range nodes {
+		f := raw[i*int(width) : (i+1)*int(width)]
+		if j := strings.IndexByte(string(f), 0); j >= 0 {
+			f = f[:j]
+		}
+		nodes[i] = string(f)
+	}
+	ps, warn, err := places(nodes, int(r))
+	if err != nil {
+		writeLines([]string{"SIGCHECK_REPLICATE: " + err.Error()})
+		return -1
+	}
+	if warn != "" && world.rank == 0 {
+		writeLines([]string{"SIGCHECK_REPLICATE: " + warn + "; placing them by rank order instead"})
+	}
+	if world.rank >= 0 && world.rank < len(nodes) {
+		repNode = nodes[world.rank]
+	}
+	rs := unsafe.Slice((*C.int)(replica), int(size))
+	as := unsafe.Slice((*C.int)(app), int(size))
+	for i, p := range ps {
+		rs[i], as[i] = C.int(p.Replica), C.int(p.Virtual)
+	}
+	return 0
+}
+
+// hash128 is what the replicas vote on: XXH3-128, as channel/replicate's
+// default, over the data bytes of a message.
+var hash128 = func() *csum.Algorithm {
+	a, err := csum.Lookup("xxh3-128")
+	if err != nil {
+		panic(err)
+	}
+	return a
+}()
+
+//export scGoHash128
+func scGoHash128(p unsafe.Pointer, n C.size_t, out *C.uint64_t) {
+	var v csum.Value
+	if n == 0 {
+		v = hash128.Sum(nil)
+	} else {
+		v = hash128.Sum(unsafe.Slice((*byte)(p), int(n)))
+	}
+	o := unsafe.Slice((*C.uint64_t)(out), 2)
+	o[0], o[1] = C.uint64_t(v.Lo), C.uint64_t(v.Hi)
+}
+
+// Kinds of replication findings (scGoRepFinding's kind).
+const (
+	repCorrected  = 1 // this replica's copy was voted out and replaced
+	repDisagree   = 2 // r = 2: the copies differ, and neither can be trusted
+	repNoMajority = 3 // no copy has two replicas behind it and more than any other
+	repDiverged   = 4 // the replicas did not make the same calls
+	repTimeout    = 5 // another replica did not answer in time
+)
+
+// scGoRepFinding reports what the replicas' vote found on one message
+// (tag ≥ 0) or collective (tag < 0): the call, the communicator, this
+// replica's rank there and the sender's, and the claims as detail.
+//
+//export scGoRepFinding
+func scGoRepFinding(kind C.int, call, comm *C.char, me, peer, tag C.int, detail *C.char) {
+	f := finding{Call: C.GoString(call), Comm: C.GoString(comm), Rank: int(me), Peer: int(peer), WorldPeer: -1,
+		Tag: int(tag), Element: -1, Detail: C.GoString(detail)}
+	head := ""
+	switch kind {
+	case repCorrected:
+		f.Kind = "corrected message"
+	case repDisagree:
+		f.Kind = "replicas disagree"
+	case repNoMajority:
+		f.Kind = "no majority"
+	case repDiverged:
+		f.Kind = "replicas diverged"
+	default:
+		f.Kind = "replica timeout"
+	}
+	who := fmt.Sprintf("replica %d of %d", int(C.sc_rep_replica), repCfg.r)
+	switch {
+	case f.Call == "":
+		head = fmt.Sprintf("%s: rank %d (%s)", f.Kind, int(C.sc_rep_app), who)
+	case tag >= 0:
+		head = fmt.Sprintf("%s: %s on rank %d of %s (%s), from rank %d, tag %d", f.Kind, f.Call, me, f.Comm, who, peer, tag)
+	default:
+		head = fmt.Sprintf("%s: %s on rank %d of %s (%s)", f.Kind, f.Call, me, f.Comm, who)
+	}
+	lines := []string{head, "  " + f.Detail}
+	if kind == repCorrected {
+		recordQuiet(f, lines)
+		return
+	}
+	record(f, lines)
+}
+
+// repNode is where this process ran, as its placement saw it.
+var repNode string
+
+// repUncompared names sc_rep_counters' uncompared reasons (rep.h).
+var repUncompared = [...]string{
+	"messages on a communicator with no cross-replica twin (intercommunicator, MPI_Comm_idup, spawn, or one the replicas made differently)",
+	"collectives whose results are not voted on (neighbourhood, MPI_Alltoallw, MPI_Ireduce_scatter)",
+	"receives that failed (truncated)",
+	"persistent sends the injector skips (they go from the application's buffer)",
+}
+
+// repSummary is this process's replication summary, or nil when
+// replication is off.
+func repSummary() *ranksum.Replication {
+	if repCfg.r == 0 {
+		return nil
+	}
+	c := &C.sc_rep_count
+	s := &ranksum.Replication{Degree: repCfg.r, Protocol: "msgplushash", Replica: int(C.sc_rep_replica),
+		AppRank: int(C.sc_rep_app), AppSize: int(C.sc_rep_n), Node: repNode,
+		Compared: uint64(c.compared), Found: uint64(c.found), Corrected: uint64(c.corrected),
+		Uncorrectable: uint64(c.uncorrectable), Injected: uint64(c.injected), ClaimsSent: uint64(c.claims_sent),
+		CollCompared: uint64(c.coll_compared), CollFound: uint64(c.coll_found), CollCorrected: uint64(c.coll_corrected),
+		Agreed: uint64(c.agreed), Wildcards: uint64(c.wildcards), NotCompared: map[string]uint64{}}
+	if repCfg.protocol == C.SC_REP_ALLTOALL {
+		s.Protocol = "alltoall"
+	}
+	for i, why := range repUncompared {
+		if n := uint64(c.uncompared[i]); n > 0 {
+			s.NotCompared[why] = n
+		}
+	}
+	return s
+}
