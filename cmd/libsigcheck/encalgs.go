@@ -250,9 +250,10 @@ func (st *state) concurrent() error {
 //	own     ℓ slots  HS2: each local rank's sealed block (m + tag)
 //	ctrs    ℓ × 8    HS2: the counter each sealed it under
 //	dir     the leader's list of the other nodes' ciphertexts:
-//	        count u32, who opens them u32, then per piece: offset u64,
-//	        length u32, encrypter u32, counter u64, origins u32,
-//	        origins × u32
+//	        count u32, then 0 (the node's ranks share out their opening)
+//	        or 1 (the leader opened them and lists none) u32, then per
+//	        piece: offset u64, length u32, encrypter u32, counter u64,
+//	        origins u32, origins × u32
 //	region  the frames the leader receives from the other leaders,
 //	        where its node's ranks open them
 type hsLayout struct {
@@ -400,21 +401,25 @@ func (st *state) hierarchical(send []byte) error {
 		if err != nil {
 			return err
 		}
-		bytes, err := st.writeDir(half[hl.dir:hl.region], k)
-		if err != nil {
-			return err
-		}
-		if bytes < hsShareMin {
-			put32(half[hl.dir+4:], 1) // the leader opens them all
-			if err := st.openShare(half, hl, 0, 1); err != nil {
-				return err
+		foreign, size := st.foreign(k)
+		dir := half[hl.dir:hl.region]
+		if size < hsShareMin {
+			// The leader opens them all, and lists none.
+			for _, pc := range foreign {
+				if err := st.open(pc); err != nil {
+					return err
+				}
 			}
+			put32(dir, 0)
+			put32(dir[4:], 1)
+		} else if err := writeDir(dir, foreign); err != nil {
+			return err
 		}
 		atomic.StoreUint64(counter(half, ctlDir), call)
 	} else if err := st.await(half, ctlDir, call); err != nil {
 		return err
 	}
-	if le32(half[hl.dir+4:]) == 0 {
+	if le32(half[hl.dir+4:]) == 0 { // shared out
 		g.hs.shared[par]++
 		if err := st.openShare(half, hl, j, len(mine)); err != nil {
 			return err
@@ -444,22 +449,31 @@ func (st *state) openShare(half []byte, hl hsLayout, j, of int) error {
 	return nil
 }
 
-// writeDir lists in dir the ciphertexts of the other nodes' blocks that
-// the leader received into the shared region, to be opened by all (the
-// leader may say otherwise after), and returns their size.
-func (st *state) writeDir(dir []byte, node int) (int, error) {
-	n, size := 0, 0
-	off := 8
+// foreign returns the distinct ciphertexts of the other nodes' blocks
+// that the leader holds, and their size.
+func (st *state) foreign(node int) ([]*piece, int) {
+	var out []*piece
+	size := 0
 	seen := st.next()
 	for o, pc := range st.ct {
 		if pc == nil || st.g.lay.Node(o) == node || st.mark[pc.origins[0]] == seen {
 			continue
 		}
 		st.mark[pc.origins[0]] = seen
-		if pc.off < 0 || off+28+4*len(pc.origins) > len(dir) {
-			return 0, fmt.Errorf("internal: the ciphertext of ranks %v is not in the node's shared memory", pc.origins)
-		}
+		out = append(out, pc)
 		size += len(pc.data)
+	}
+	return out, size
+}
+
+// writeDir lists in dir the ciphertexts that the leader received into
+// the shared region, for the node's ranks to share out their opening.
+func writeDir(dir []byte, pieces []*piece) error {
+	off := 8
+	for _, pc := range pieces {
+		if pc.off < 0 || off+28+4*len(pc.origins) > len(dir) {
+			return fmt.Errorf("internal: the ciphertext of ranks %v is not in the node's shared memory", pc.origins)
+		}
 		put64(dir[off:], uint64(pc.off))
 		put32(dir[off+8:], uint32(len(pc.data)))
 		put32(dir[off+12:], uint32(pc.enc))
@@ -470,11 +484,10 @@ func (st *state) writeDir(dir []byte, node int) (int, error) {
 			put32(dir[off:], uint32(x))
 			off += 4
 		}
-		n++
 	}
-	put32(dir, uint32(n))
+	put32(dir, uint32(len(pieces)))
 	put32(dir[4:], 0)
-	return size, nil
+	return nil
 }
 
 // readDir reads the leader's list back, each entry checked against the
