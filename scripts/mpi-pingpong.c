@@ -1,12 +1,15 @@
 // mpi-pingpong: the C Open MPI baseline of scripts/mpi-bench.sh, what
 // sigcheck's MPI transport is measured against: osu_latency's ping-pong
-// (one-way µs, half the round trip) and osu_bw's windows of non-blocking
-// sends (MB/s, 10^6 bytes a second), between ranks 0 and 1, one line a
-// size in the format of cmd/sigcheck/osu's rows.
+// (one-way µs, half the round trip), osu_bw's windows of non-blocking
+// sends (MB/s, 10^6 bytes a second) and osu_mbw_mr's message rate for one
+// pair (the same windows, many more of them: millions of messages a
+// second), between ranks 0 and 1, one line a size in the format of
+// cmd/sigcheck/osu's rows.
 //
 //	mpicc -O2 -o mpi-pingpong scripts/mpi-pingpong.c
 //	mpirun -np 2 ./mpi-pingpong latency 1 64 65536
 //	mpirun -np 2 ./mpi-pingpong bw 65536 1048576
+//	mpirun -np 2 ./mpi-pingpong rate 1
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,7 +17,10 @@
 
 enum { WINDOW = 64 };
 
-static int iters_for(long size, int bw) {
+static int iters_for(long size, int bw, int rate) {
+	if (rate) {
+		return 2000;
+	}
 	if (bw) {
 		return size <= 8192 ? 100 : size >= (4L << 20) ? 10 : 20;
 	}
@@ -26,14 +32,15 @@ int main(int argc, char **argv) {
 	int rank, size;
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
-	if (argc < 3 || size < 2 || (strcmp(argv[1], "latency") && strcmp(argv[1], "bw"))) {
+	if (argc < 3 || size < 2 || (strcmp(argv[1], "latency") && strcmp(argv[1], "bw") && strcmp(argv[1], "rate"))) {
 		if (rank == 0) {
-			fprintf(stderr, "usage: mpirun -np 2 %s latency|bw SIZE...\n", argv[0]);
+			fprintf(stderr, "usage: mpirun -np 2 %s latency|bw|rate SIZE...\n", argv[0]);
 		}
 		MPI_Finalize();
 		return 2;
 	}
-	int bw = strcmp(argv[1], "bw") == 0;
+	int rate = strcmp(argv[1], "rate") == 0;
+	int bw = rate || strcmp(argv[1], "bw") == 0;
 	for (int a = 2; a < argc; a++) {
 		long n = atol(argv[a]);
 		int window = bw ? (n * WINDOW > (16L << 20) ? (int)((16L << 20) / n) : WINDOW) : 1;
@@ -43,7 +50,7 @@ int main(int argc, char **argv) {
 		char *buf = malloc(n * window + 1);
 		memset(buf, rank + 1, n * window + 1);
 		MPI_Request req[WINDOW];
-		int iters = iters_for(n, bw), warm = iters / 10;
+		int iters = iters_for(n, bw, rate), warm = iters / 10;
 		double t0 = 0;
 		for (int i = 0; i < warm + iters; i++) {
 			if (i == warm) {
@@ -79,7 +86,9 @@ int main(int argc, char **argv) {
 		}
 		double t = MPI_Wtime() - t0;
 		if (rank == 0) {
-			if (bw) {
+			if (rate) {
+				printf("%-9s %-4s %-8s %10ld %12.3f %-4s\n", "rate", "c", "none", n, (double)window * iters / t / 1e6, "Mmsg/s");
+			} else if (bw) {
 				printf("%-9s %-4s %-8s %10ld %12.2f %-4s\n", "bw", "c", "none", n, (double)n * window * iters / t / 1e6, "MB/s");
 			} else {
 				printf("%-9s %-4s %-8s %10ld %12.2f %-4s\n", "latency", "c", "none", n, t / iters / 2 * 1e6, "us");

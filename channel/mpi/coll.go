@@ -20,10 +20,11 @@ import (
 // The native collectives: MPI's own, for an unprotected Endpoint
 // without an Injector (channel.Barrierer, Bcaster, Allgatherer). Each
 // runs non-blocking (MPI_Ibarrier, MPI_Ibcast, MPI_Iallgather) on the
-// transport's communicator, so the progress loop keeps delivering
-// frames meanwhile, over C memory, so that a caller whose context ends
-// can return while MPI finishes it (every rank must still call it: MPI
-// collectives cannot be withdrawn).
+// transport's communicator, so that frames keep being delivered
+// meanwhile (the waiting caller delivers them if nobody else does), over
+// C memory, so that a caller whose context ends can return while MPI
+// finishes it (every rank must still call it: MPI collectives cannot be
+// withdrawn).
 
 // Barrier is MPI_Ibarrier.
 func (t *tx) Barrier(ctx context.Context) error {
@@ -70,7 +71,7 @@ func (t *tx) Allgather(ctx context.Context, send, recv []byte) error {
 
 // collective starts one non-blocking collective and waits for it; its C
 // buffers are freed by the caller on success, or, if ctx ends first,
-// left to the progress loop with the request (orphan).
+// left to the transport's goroutine with the request (orphan).
 func (t *tx) collective(ctx context.Context, op string, bufs []unsafe.Pointer, start func(request) C.int) error {
 	t.mu.Lock()
 	closed := t.closed
@@ -95,7 +96,7 @@ func (t *tx) collective(ctx context.Context, op string, bufs []unsafe.Pointer, s
 		}
 		return err
 	}
-	_, err := await(ctx, req, nil)
+	_, err := await(ctx, req, nil, t.deliverIfFree) // the frames keep coming meanwhile
 	if err != nil && ctx.Err() != nil {
 		lockMPI()
 		t.orphan = append(t.orphan, orphan{req, bufs})
@@ -149,8 +150,10 @@ var errWithdrawn = errors.New("channel/mpi: receive withdrawn: the link was drop
 // the other goroutines' MPI calls through between tests), spinning a
 // while, then napping. It returns early with ctx's error (leaving the
 // request to MPI), or, once stop says so, withdraws the request
-// (MPI_Cancel) and waits for that.
-func await(ctx context.Context, req request, stop func() bool) (status, error) {
+// (MPI_Cancel) and waits for that. Between two tests it calls between,
+// if not nil, and looks again at once if that did some work (delivered
+// a frame).
+func await(ctx context.Context, req request, stop, between func() bool) (status, error) {
 	var w waiter
 	canceled := false
 	for {
@@ -172,6 +175,10 @@ func await(ctx context.Context, req request, stop func() bool) (status, error) {
 			lockMPI()
 			C.sc_cancel(req)
 			mpiMu.Unlock()
+		}
+		if between != nil && between() {
+			w = waiter{}
+			continue
 		}
 		w.pause()
 	}

@@ -22,60 +22,72 @@
 //
 // Each Endpoint has a communicator of its own (MPI_Comm_idup of
 // MPI_COMM_WORLD). A frame of at most 16 KiB of payload is one message,
-// its 64-byte header in front, copied through C memory both ways; a
-// larger frame is its header's message followed by one for the payload,
-// sent from the caller's memory (pinned with runtime.Pinner until MPI
-// has read it) and received straight into the receive buffer when the
-// engine has one posted. Every header goes through channel.ParseHeader
-// and Frames.Deliver, the checks every transport's frames get; a message
-// whose length disagrees with its header, an MPI error on a receive, or
-// a frame the engine refuses drops the link: that rank's frames are no
-// longer read (their payloads are still taken, so that it never waits on
-// them), it is told (an empty message, the same that Close sends), and
-// both ends see the other lost (*channel.PeerError).
+// its 64-byte header in front, copied into a send slot in C memory on
+// its way out and read from the receive ring's C memory on its way in;
+// its Send returns at once. A larger frame is its header's message
+// followed by one for the payload, received straight into the receive
+// buffer when the engine has one posted. The payload is sent from a
+// staging ring in C memory up to 256 KiB, so that its Send returns at
+// once too and a window of sends is in flight together; beyond, it is
+// sent from the caller's memory, pinned (runtime.Pinner), and Send waits
+// for MPI to have read it. The engine frames protected messages in
+// pieces of 256 KiB (transport.Piecer), so that it hashes one while the
+// receiver takes the one before, and hands a message's frames over
+// together (transport.BatchSender). Every header goes through
+// channel.ParseHeader and Frames.Deliver, the checks every transport's
+// frames get; a message whose length disagrees with its header, an MPI
+// error on a receive, or a frame the engine refuses drops the link: that
+// rank's frames are no longer read (their payloads are still taken, so
+// that it never waits on them), it is told (an empty message, the same
+// that Close sends), and both ends see the other lost
+// (*channel.PeerError).
 //
-// # Threads
+// # Threads, and who drives MPI
 //
 // MPI is initialized with MPI_THREAD_SERIALIZED, and every MPI call of
 // the process is made under one Go mutex, from whichever goroutine needs
-// it. The alternatives cost more here. One goroutine locked to its
-// thread making every call (MPI_THREAD_FUNNELED) turns each hand-off
-// into a thread switch: a locked goroutine that blocks gives its P to
-// another thread, and getting it back is a futex wake, which costs as
-// much as a small message's whole trip is meant to.
-// MPI_THREAD_MULTIPLE makes Open MPI lock inside every call. Under the
-// mutex, a sender's own goroutine posts its MPI_Isend, and the progress
-// loop (a goroutine per Endpoint) tests the receives: after handing a
-// frame to the engine it yields (runtime.Gosched), so that the receiver
-// it woke runs on the same thread at once. Only MPI_Init_thread and
-// MPI_Finalize are tied to one thread (the standard asks for both on the
-// same one): a goroutine locked to its thread makes both and waits
-// between them. A sync.Mutex lets the goroutine that just unlocked it
-// take it again before a parked waiter wakes, so a progress loop first
-// lets any goroutine that is waiting for the lock have it.
+// it: a sender's goroutine posts its own sends, and a receive that waits
+// for a frame polls MPI itself (transport.Progresser), delivering every
+// frame that comes until its own is in, as MPI_Recv's progress loop
+// does. The alternatives cost more. One goroutine locked to its thread
+// making every call (MPI_THREAD_FUNNELED) turns each hand-off into a
+// thread switch: a locked goroutine that blocks gives its P to another
+// thread, and getting it back is a futex wake, which costs as much as a
+// small message's whole trip is meant to. MPI_THREAD_MULTIPLE makes Open
+// MPI lock inside every call. Only MPI_Init_thread and MPI_Finalize are
+// tied to one thread (the standard asks for both on the same one): a
+// goroutine locked to its thread makes both and waits between them. A
+// sync.Mutex lets the goroutine that just unlocked it take it again
+// before a parked waiter wakes, so a goroutine that polls first lets any
+// goroutine that is waiting for the lock have it.
 //
 // MPI cannot wake a thread when a message comes, so a waiting rank
-// polls: the progress loop (the only goroutine that polls: a sender
-// waiting for a large payload to be taken waits for the loop's word)
-// spins for 200 µs after the last frame, yielding to other goroutines at
-// each turn (runtime.Gosched: the receiver a frame woke then runs on the
-// same thread at once; without it, it waits for another thread) and
-// to other processes with sched_yield when mpirun put more ranks on the
-// node than it has cores; then it naps, 10 µs at first and doubling to
-// 1 ms; a Send wakes it at once. A rank idle for long answers its first
-// message up to a millisecond late; a goroutine that computes without
-// pause still gets its share of the processor, but slows the loop, whose
-// every yield then waits out that goroutine's time slice.
+// polls. Whoever polls holds the delivery token: a receive that waits
+// (it returns the token once its frame is in), or the transport's own
+// goroutine, which takes what no receive reads: frames for goroutines
+// that wait without polling (a receive from any source, or behind one
+// that polls), and, once no receive has polled for a millisecond,
+// whatever comes. Each waiter spins for 200 µs after the last frame,
+// yielding to other goroutines every few looks (runtime.Gosched: with
+// one processor, the goroutine a frame woke runs only then), and to
+// other processes at every look with sched_yield when mpirun put more
+// ranks on the node than it has cores; then it naps, 10 µs at first and
+// doubling to 1 ms; a receive's nap ends when its message is in, the
+// transport goroutine's when someone starts waiting. A rank idle for
+// long answers a message nobody waits for up to a millisecond late.
 //
 // No Go pointer is held by C after a call returns unless it is pinned:
-// send and receive slots, the receive ring and the native collectives'
-// buffers are C memory; a large payload is pinned for exactly as long as
-// its MPI request runs. Go's preemption signal (SIGURG) interrupts system
-// calls in C code; Go installs its handlers with SA_RESTART, Open MPI's
-// shared-memory path makes no system call in the calls used here and its
-// TCP path retries on EINTR, and the two calls that block on Open MPI's
-// daemon (MPI_Init_thread, MPI_Finalize) run with SIGURG and SIGPROF
-// blocked, a mask the threads Open MPI starts then inherit.
+// send slots, the staging ring, the receive ring and the native
+// collectives' buffers are C memory; a large payload is pinned for
+// exactly as long as its MPI request runs. Go memory is handed to C as
+// an integer, not a pointer: cgo's check refuses a pointer into an
+// object that holds other pointers, and a payload may be a field of one.
+// Go's preemption signal (SIGURG) interrupts system calls in C code; Go
+// installs its handlers with SA_RESTART, Open MPI's shared-memory path
+// makes no system call in the calls used here and its TCP path retries
+// on EINTR, and the two calls that block on Open MPI's daemon
+// (MPI_Init_thread, MPI_Finalize) run with SIGURG and SIGPROF blocked, a
+// mask the threads Open MPI starts then inherit.
 //
 // # Collectives
 //

@@ -192,7 +192,7 @@ func (t *tx) recvPayload(src int, dst C.uintptr_t, n int, req request) error {
 	if err := mpiError("MPI_Irecv", rc); err != nil {
 		return err
 	}
-	st, err := await(nil, req, func() bool { return t.isGone(src) })
+	st, err := await(nil, req, func() bool { return t.isGone(src) }, nil)
 	switch {
 	case err != nil:
 		return err

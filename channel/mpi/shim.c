@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <pthread.h>
 #include <sched.h>
+#include <unistd.h>
 
 // The signals Go's runtime sends its own threads (SIGURG: preemption;
 // SIGPROF: the profiler) are blocked around the two calls that talk to
@@ -149,5 +150,9 @@ void sc_error_string(int code, char *buf) {
 }
 
 void sc_yield(void) { sched_yield(); }
+
+// sc_cores is the number of processors online: the node's, whatever
+// this process is bound to.
+int sc_cores(void) { return (int)sysconf(_SC_NPROCESSORS_ONLN); }
 
 int sc_max_error_string(void) { return MPI_MAX_ERROR_STRING; }

@@ -26,6 +26,7 @@ int sc_ibcast(void *buf, int n, int root, MPI_Comm c, MPI_Request *r);
 int sc_iallgather(void *send, void *recv, int n, MPI_Comm c, MPI_Request *r);
 void sc_error_string(int code, char *buf);
 void sc_yield(void);
+int sc_cores(void);
 int sc_max_error_string(void);
 
 // The send slots: small frames copied into C memory and sent from

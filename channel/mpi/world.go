@@ -19,10 +19,11 @@ import (
 
 // mpiMu is the MPI lock: every MPI call of this process is made with it
 // held (MPI_THREAD_SERIALIZED: any thread may call MPI, one at a time).
-// The progress loops take it again and again; a sync.Mutex lets the one
-// that just let it go take it back before a parked sender wakes (for up
-// to a millisecond, until the mutex turns fair), so the others announce
-// themselves (lockMPI) and the loops wait for them (deferToWaiters).
+// A goroutine that polls takes it again and again; a sync.Mutex lets the
+// one that just let it go take it back before a parked sender wakes (for
+// up to a millisecond, until the mutex turns fair), so the others
+// announce themselves (lockMPI) and a poller waits for them
+// (deferToWaiters).
 var (
 	mpiMu   sync.Mutex
 	mpiWant atomic.Int32
@@ -37,7 +38,7 @@ func lockMPI() {
 
 // deferToWaiters lets a goroutine waiting in lockMPI have the lock
 // first: a bounded wait, so that a waiter that is itself descheduled
-// does not stall the loop.
+// does not stall the poller.
 func deferToWaiters() {
 	for i := 0; i < 1<<12 && mpiWant.Load() > 0; i++ {
 		if i&63 == 63 {
@@ -87,7 +88,9 @@ func initialize() error {
 	world.main = main
 	world.inited = true
 	local, err := strconv.Atoi(os.Getenv("OMPI_COMM_WORLD_LOCAL_SIZE"))
-	world.oversub = err == nil && local > runtime.NumCPU()
+	// The node's processors, not this process's: mpirun binds each rank to
+	// a core of its own when there are enough (runtime.NumCPU is then 1).
+	world.oversub = err == nil && local > int(C.sc_cores())
 	return nil
 }
 
@@ -177,7 +180,7 @@ func dup(ctx context.Context) (C.MPI_Comm, error) {
 		cfree(unsafe.Pointer(cell))
 		return nil, err
 	}
-	if _, err := await(ctx, req, nil); err != nil {
+	if _, err := await(ctx, req, nil, nil); err != nil {
 		return nil, err // the request stays with MPI (it cannot be withdrawn): a communicator lost
 	}
 	comm := *cell
@@ -194,7 +197,7 @@ func dup(ctx context.Context) (C.MPI_Comm, error) {
 		freeRequests(req)
 		return nil, err
 	}
-	if _, err := await(ctx, req, nil); err != nil {
+	if _, err := await(ctx, req, nil, nil); err != nil {
 		return nil, err
 	}
 	freeRequests(req)
