@@ -31,6 +31,7 @@ func TestSteadyStateAllocs(t *testing.T) {
 		// allocates 3 times; between processes, as often as a receive's
 		// polling misses its frame, which is a matter of timing.
 		{"tcp", false},
+		{"tcp-auth", false}, // tags computed and checked in place
 	} {
 		for _, protect := range []string{"none", "checksum", "merkle"} {
 			for _, size := range []int{1, 1 << 10, 64 << 10, 1 << 20} {

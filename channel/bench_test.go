@@ -127,16 +127,21 @@ func BenchmarkLatency(b *testing.B) {
 	}
 }
 
-// benchComms returns the two ranks of a job over transport ("local" or
-// "tcp"), under protect ("none", "checksum" or "merkle"), closed when tb
+// benchComms returns the two ranks of a job over transport ("local",
+// "tcp" or "tcp-auth"), under protect ("none", "checksum" or "merkle"), closed when tb
 // ends.
 func benchComms(b testing.TB, transport, protect string) []Comm {
 	var eps []*Endpoint
 	var err error
-	if transport == "local" {
+	switch transport {
+	case "local":
 		eps, err = NewLocal(2)
-	} else {
+	case "tcp":
 		eps, err = startTCP(2, []byte("bench"))
+	case "tcp-auth": // links whose frames are authenticated (channel/tcp's auth.go)
+		eps, err = startTCPAuth(2, []byte("bench"))
+	default:
+		b.Fatalf("no transport %q", transport)
 	}
 	if err != nil {
 		b.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"sync"
 	"syscall"
 	"time"
@@ -41,12 +42,22 @@ func (t *tx) bootRoot(ctx context.Context) error {
 	defer ln.Close()
 	size := t.cfg.Size
 	joins, err := t.acceptRanks(ctx, ln, size-1, func(c net.Conn) (joined, error) {
-		p, err := wire.ServerHandshake(c, t.key, 0, size)
+		opts := t.cfg.authOpts(c.LocalAddr(), c.RemoteAddr())
+		p, err := wire.ServerHandshake(c, t.key, 0, size, opts)
 		if err != nil {
 			return joined{}, err
 		}
-		addr, err := wire.ReadAddr(c)
-		return joined{p.Rank, c, addr, p.Link}, err
+		j := joined{rank: p.Rank, c: c, link: p.Link}
+		if j.auth, err = t.settle(p.Rank, opts, p.Opts); err != nil {
+			return joined{}, err
+		}
+		if j.addr, err = wire.ReadAddr(c); err != nil {
+			return joined{}, err
+		}
+		if j.auth {
+			err = readBootTag(c, p.Link, "addr", p.Rank, 0, wire.EncodeAddr(j.addr))
+		}
+		return j, err
 	})
 	if err != nil {
 		return fmt.Errorf("waiting for the ranks to join at %s: %w", ln.Addr(), err)
@@ -58,7 +69,11 @@ func (t *tx) bootRoot(ctx context.Context) error {
 	}
 	table := wire.EncodeTable(addrs)
 	for r, j := range joins {
-		if _, err := j.c.Write(table); err != nil {
+		msg := table
+		if j.auth {
+			msg = append(slices.Clip(table), bootTag(j.link, "table", 0, r, table)...)
+		}
+		if _, err := j.c.Write(msg); err != nil {
 			for _, j := range joins {
 				j.c.Close()
 			}
@@ -66,7 +81,7 @@ func (t *tx) bootRoot(ctx context.Context) error {
 		}
 	}
 	for r, j := range joins {
-		t.attach(r, j.c, j.link)
+		t.attach(r, j.c, j.link, j.auth)
 	}
 	return nil
 }
@@ -76,6 +91,7 @@ type joined struct {
 	c    net.Conn
 	addr string
 	link []byte // the link secret of its handshake
+	auth bool   // its frames are authenticated (auth.go)
 }
 
 // maxHandshakes caps the handshakes acceptRanks runs at once. Each holds
@@ -127,9 +143,11 @@ func (t *tx) acceptRanks(ctx context.Context, ln net.Listener, want int, shake f
 		wg.Wait()
 	}()
 	// The accept loop's last error: why it stopped (read once conns is
-	// closed), or the temporary one it is waiting out.
+	// closed), or the temporary one it is waiting out; and the last
+	// handshake refused, which a job that never forms reports (a rank
+	// told Auth on where this one was told off, say).
 	var acceptMu sync.Mutex
-	var acceptErr error
+	var acceptErr, refused error
 	lastErr := func() error {
 		acceptMu.Lock()
 		defer acceptMu.Unlock()
@@ -196,6 +214,9 @@ func (t *tx) acceptRanks(ctx context.Context, ln net.Listener, want int, shake f
 				mu.Unlock()
 				<-slots
 				if err != nil {
+					acceptMu.Lock()
+					refused = fmt.Errorf("%v: %w", c.RemoteAddr(), err)
+					acceptMu.Unlock()
 					c.Close()
 					return
 				}
@@ -217,6 +238,11 @@ func (t *tx) acceptRanks(ctx context.Context, ln net.Listener, want int, shake f
 			if aerr := lastErr(); aerr != nil {
 				err = fmt.Errorf("%w (last accept error: %w)", err, aerr)
 			}
+			acceptMu.Lock()
+			if refused != nil {
+				err = fmt.Errorf("%w (last refused: %w)", err, refused)
+			}
+			acceptMu.Unlock()
 			return fail(err)
 		}
 	}
@@ -269,10 +295,16 @@ func (t *tx) bootRank(ctx context.Context) error {
 		return fmt.Errorf("joining through rank 0 at %s: %w", t.cfg.Root, err)
 	}
 	c.SetDeadline(t.deadline(ctx))
-	root, err := wire.ClientHandshake(c, t.key, t.cfg.Rank, t.cfg.Size, 0)
+	opts := t.cfg.authOpts(c.LocalAddr(), c.RemoteAddr())
+	root, err := wire.ClientHandshake(c, t.key, t.cfg.Rank, t.cfg.Size, 0, opts)
 	if err != nil {
 		c.Close()
 		return err
+	}
+	auth, err := t.settle(0, opts, root.Opts)
+	if err != nil {
+		c.Close()
+		return fmt.Errorf("joining through rank 0 at %s: %w", t.cfg.Root, err)
 	}
 	// Listen on the interface that reaches rank 0: the others reach us there.
 	host, _, _ := net.SplitHostPort(c.LocalAddr().String())
@@ -282,20 +314,27 @@ func (t *tx) bootRank(ctx context.Context) error {
 		return err
 	}
 	defer ln.Close()
-	if _, err := c.Write(wire.EncodeAddr(ln.Addr().String())); err != nil {
+	msg := wire.EncodeAddr(ln.Addr().String())
+	if auth {
+		msg = append(slices.Clip(msg), bootTag(root.Link, "addr", t.cfg.Rank, 0, msg)...)
+	}
+	if _, err := c.Write(msg); err != nil {
 		c.Close()
 		return err
 	}
 	c.SetDeadline(time.Time{}) // the others may take a while to join
 	stop := context.AfterFunc(ctx, func() { c.SetDeadline(time.Now()) })
 	addrs, err := wire.ReadTable(c, t.cfg.Size)
+	if err == nil && auth {
+		err = readBootTag(c, root.Link, "table", 0, t.cfg.Rank, wire.EncodeTable(addrs))
+	}
 	stop()
 	if err != nil {
 		c.Close()
 		return fmt.Errorf("waiting for the table from rank 0: %w", err)
 	}
 	c.SetDeadline(time.Time{})
-	t.attach(0, c, root.Link)
+	t.attach(0, c, root.Link, auth)
 
 	errs := make(chan error, t.cfg.Size)
 	for r := 1; r < t.cfg.Rank; r++ {
@@ -303,18 +342,23 @@ func (t *tx) bootRank(ctx context.Context) error {
 	}
 	go func() {
 		joins, err := t.acceptRanks(ctx, ln, t.cfg.Size-1-t.cfg.Rank, func(c net.Conn) (joined, error) {
-			p, err := wire.ServerHandshake(c, t.key, t.cfg.Rank, t.cfg.Size)
+			opts := t.cfg.authOpts(c.LocalAddr(), c.RemoteAddr())
+			p, err := wire.ServerHandshake(c, t.key, t.cfg.Rank, t.cfg.Size, opts)
 			if err == nil && p.Rank < t.cfg.Rank {
 				err = fmt.Errorf("%w: rank %d connected to rank %d, the lower rank is to wait", channel.ErrUnauthenticated, p.Rank, t.cfg.Rank)
 			}
-			return joined{rank: p.Rank, c: c, link: p.Link}, err
+			if err != nil {
+				return joined{}, err
+			}
+			auth, err := t.settle(p.Rank, opts, p.Opts)
+			return joined{rank: p.Rank, c: c, link: p.Link, auth: auth}, err
 		})
 		if err != nil {
 			errs <- fmt.Errorf("waiting for the ranks above %d: %w", t.cfg.Rank, err)
 			return
 		}
 		for r, j := range joins {
-			t.attach(r, j.c, j.link)
+			t.attach(r, j.c, j.link, j.auth)
 		}
 		errs <- nil
 	}()
@@ -335,12 +379,16 @@ func (t *tx) dial(ctx context.Context, r int, addr string) error {
 		return fmt.Errorf("connecting to rank %d at %s: %w", r, addr, err)
 	}
 	c.SetDeadline(t.deadline(ctx))
-	p, err := wire.ClientHandshake(c, t.key, t.cfg.Rank, t.cfg.Size, r)
-	if err != nil {
-		c.Close()
-		return fmt.Errorf("rank %d at %s: %w", r, addr, err)
+	opts := t.cfg.authOpts(c.LocalAddr(), c.RemoteAddr())
+	p, err := wire.ClientHandshake(c, t.key, t.cfg.Rank, t.cfg.Size, r, opts)
+	if err == nil {
+		var auth bool
+		if auth, err = t.settle(r, opts, p.Opts); err == nil {
+			c.SetDeadline(time.Time{})
+			t.attach(r, c, p.Link, auth)
+			return nil
+		}
 	}
-	c.SetDeadline(time.Time{})
-	t.attach(r, c, p.Link)
-	return nil
+	c.Close()
+	return fmt.Errorf("rank %d at %s: %w", r, addr, err)
 }

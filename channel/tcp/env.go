@@ -23,6 +23,8 @@ const (
 	EnvSecret = "SIGCHECK_SECRET"
 	// EnvCongestion sets Config.Congestion.
 	EnvCongestion = "SIGCHECK_TCP_CC"
+	// EnvAuth sets Config.Auth: auto, on or off (ParseAuth).
+	EnvAuth = "SIGCHECK_TCP_AUTH"
 )
 
 // What Open MPI's mpirun (4.x, ORTE) puts in the environment of every
@@ -45,8 +47,10 @@ var ErrJobFile = errors.New("tcp: malformed job file")
 // size from SIGCHECK_RANK and SIGCHECK_SIZE, or else from what mpirun
 // sets (OMPI_COMM_WORLD_RANK/SIZE for Open MPI, PMI_RANK/PMI_SIZE for
 // MPICH and Intel MPI), so that an MPI launcher can start the ranks; the
-// root address from SIGCHECK_ROOT, the secret from SIGCHECK_SECRET, and
-// the links' congestion control, if any, from SIGCHECK_TCP_CC.
+// root address from SIGCHECK_ROOT, the secret from SIGCHECK_SECRET, the
+// links' congestion control, if any, from SIGCHECK_TCP_CC, and which
+// links are authenticated frame by frame from SIGCHECK_TCP_AUTH (auto,
+// the default; on; off).
 //
 // Under Open MPI's mpirun on one node, neither needs setting: rank 0
 // listens on a port of the loopback interface and writes its address to
@@ -92,6 +96,9 @@ func ConfigFromEnvContext(ctx context.Context) (Config, error) {
 	}
 	cfg.Root = os.Getenv(EnvRoot)
 	cfg.Congestion = os.Getenv(EnvCongestion)
+	if cfg.Auth, err = ParseAuth(os.Getenv(EnvAuth)); err != nil {
+		return cfg, fmt.Errorf("%s: %w", EnvAuth, err)
+	}
 	cfg.Secret = []byte(os.Getenv(EnvSecret))
 	if len(cfg.Secret) == 0 {
 		if key := os.Getenv(envOMPIJobKey); key != "" {

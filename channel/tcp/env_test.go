@@ -118,3 +118,20 @@ func TestParseJobFile(t *testing.T) {
 		}
 	}
 }
+
+// SIGCHECK_TCP_AUTH sets Config.Auth; a value that is not auto, on or
+// off is an error that names the variable.
+func TestConfigFromEnvAuth(t *testing.T) {
+	t.Setenv(EnvRank, "0")
+	t.Setenv(EnvSize, "1")
+	for v, want := range map[string]Auth{"": AuthAuto, "auto": AuthAuto, "on": AuthOn, "off": AuthOff, "ON": AuthOn} {
+		t.Setenv(EnvAuth, v)
+		if cfg, err := ConfigFromEnv(); err != nil || cfg.Auth != want {
+			t.Errorf("%s=%q: %v %v, want %v", EnvAuth, v, cfg.Auth, err, want)
+		}
+	}
+	t.Setenv(EnvAuth, "maybe")
+	if _, err := ConfigFromEnv(); err == nil || !strings.Contains(err.Error(), EnvAuth) {
+		t.Errorf("%s=maybe: %v", EnvAuth, err)
+	}
+}

@@ -26,13 +26,6 @@ func startTxs(n int, base Config) ([]*channel.Endpoint, []*tx, error) {
 	return loopback(ctx, n, base)
 }
 
-// tcpRanks starts n ranks over loopback TCP, closed when the test ends.
-func tcpRanks(t testing.TB, n int) []channel.Comm {
-	t.Helper()
-	eps, err := startTCP(n, []byte("test secret"))
-	return asComms(t, eps, err)
-}
-
 // asComms returns endpoints as Comms, closed when the test ends.
 func asComms(t testing.TB, eps []*channel.Endpoint, err error) []channel.Comm {
 	t.Helper()

@@ -63,9 +63,12 @@ const maxTakeover = 32 * time.Millisecond
 // linkRead is a link's read side.
 type linkRead struct {
 	tok   chan struct{} // the read token: held while full
-	hb    [transport.HeaderSize]byte
+	hb    [transport.HeaderSize + tagSize]byte
+	hlen  int                // a header's bytes: with its tag on an authenticated link
 	hn    int                // bytes of hb read so far (a header begun by the previous holder)
-	fill  func([]byte) error // reads a payload: made once
+	fill  func([]byte) error // reads a payload (plain, or authFill): made once
+	plain func([]byte) error // reads bytes of the stream where they are to go
+	ar    *authRead          // an authenticated link's frame being read (nil: not authenticated)
 	cutFn func()             // cut, made once (a method value allocates)
 
 	mu       sync.Mutex // what follows
@@ -87,13 +90,14 @@ type linkRead struct {
 	lastUser atomic.Int64  // when a receive last gave the token back (UnixNano)
 }
 
-func (tc *link) initRead() {
+// initRead sets up the read side of the link to rank peer.
+func (tc *link) initRead(peer int) {
 	lr := &tc.rd
 	lr.tok = make(chan struct{}, 1)
 	lr.kick = make(chan struct{}, 1)
 	lr.dead = make(chan struct{})
 	lr.cutFn = tc.cut
-	lr.fill = func(b []byte) error {
+	lr.plain = func(b []byte) error {
 		// A payload comes from what the header's read brought into the
 		// buffer, then straight from the socket into its destination.
 		n := 0
@@ -105,6 +109,11 @@ func (tc *link) initRead() {
 			return err
 		}
 		return nil
+	}
+	lr.fill, lr.hlen = lr.plain, transport.HeaderSize
+	if tc.auth != nil {
+		lr.ar = &authRead{in: tc.auth.in, peer: peer, addr: tc.c.RemoteAddr()}
+		lr.fill, lr.hlen = tc.authFill, transport.HeaderSize+tagSize
 	}
 }
 
@@ -155,9 +164,9 @@ func (t *tx) readFrames(r int, tc *link, stop func() bool) error {
 		lr.inHeader = true
 		lr.mu.Unlock()
 		var err error
-		for lr.hn < len(lr.hb) && err == nil {
+		for lr.hn < lr.hlen && err == nil {
 			var n int
-			n, err = tc.br.Read(lr.hb[lr.hn:])
+			n, err = tc.br.Read(lr.hb[lr.hn:lr.hlen])
 			lr.hn += n
 		}
 		lr.mu.Lock()
@@ -175,9 +184,20 @@ func (t *tx) readFrames(r int, tc *link, stop func() bool) error {
 			return err
 		}
 		lr.hn = 0
-		h, err := transport.ParseHeader(lr.hb[:])
+		if lr.ar != nil {
+			if err := lr.ar.header(lr.hb[:lr.hlen]); err != nil {
+				return err
+			}
+		}
+		h, err := transport.ParseHeader(lr.hb[:transport.HeaderSize])
+		if err == nil && lr.ar != nil {
+			lr.ar.begin(h.Plen)
+		}
 		if err == nil {
 			err = t.f.Deliver(r, h, lr.fill)
+		}
+		if err == nil && lr.ar != nil {
+			err = lr.ar.end()
 		}
 		if err != nil {
 			return err
@@ -225,6 +245,9 @@ func (t *tx) readLoop(r int, tc *link) {
 		lr.mu.Lock()
 		lr.bg, lr.yield = false, false
 		lr.mu.Unlock()
+		if err != nil {
+			tc.broke(err) // before anyone else can read on from where this read stopped
+		}
 		<-lr.tok
 		if err != nil {
 			t.fail(r, tc, err)
@@ -283,6 +306,9 @@ func (t *tx) Progress(ctx context.Context, src int, w *transport.Wait) bool {
 	lr.ctx = nil
 	w.SetCut(nil)
 	lr.lastUser.Store(time.Now().UnixNano())
+	if err != nil {
+		tc.broke(err) // before anyone else can read on from where this read stopped
+	}
 	<-lr.tok
 	if lr.waiters.Load() > 0 || t.anyWaiters.Load() > 0 {
 		lr.kickNow() // someone still waits for this link's frames

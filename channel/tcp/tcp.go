@@ -54,6 +54,11 @@ type Config struct {
 	// system's on all; another name, that one on all (a name the kernel
 	// refuses fails Connect, as any name does off Linux).
 	Congestion string
+	// Auth says which links carry frames authenticated with keys of
+	// their handshake (auth.go): AuthAuto (the zero value), those to
+	// other hosts; AuthOn, all; AuthOff, none. Both ends of a link must
+	// not be told opposite things (ErrAuthMismatch).
+	Auth Auth
 }
 
 func (cfg *Config) check() error {
@@ -66,6 +71,9 @@ func (cfg *Config) check() error {
 		return errNoSecret
 	case cfg.Size > 1 && cfg.Root == "" && (cfg.Rank != 0 || cfg.Listener == nil):
 		return errors.New("tcp: no root address (set SIGCHECK_ROOT, or tcp.Config.Root)")
+	}
+	if cfg.Auth < AuthAuto || cfg.Auth > AuthOff {
+		return fmt.Errorf("tcp: Config.Auth is %v", cfg.Auth)
 	}
 	if cfg.HandshakeTimeout <= 0 {
 		cfg.HandshakeTimeout = 10 * time.Second
@@ -178,11 +186,22 @@ type link struct {
 	// headers, and the header and payload of each.
 	hdrs  []byte
 	batch net.Buffers
+	// auth authenticates the link's frames (nil: not authenticated); an
+	// authenticated write goes through batch, its headers and their tags
+	// in hdrs, its chunks' tags in tags, sealed by seals (write.go).
+	auth   *linkAuth
+	tags   []byte
+	seals  []seal
+	sealed int // seals done
+	// The frame of an authenticated Send, as a batch of one.
+	oneH [1]transport.Header
+	oneP [1][]byte
 	// The piece of bufs being tried (write, under wmu): at most
 	// writePiece bytes, over the array pieces.
 	piece  net.Buffers
 	pieces [maxTryIov][]byte
 	once   sync.Once
+	cause  error  // why the connection was closed, if it broke (broke)
 	secret []byte // the link secret of the connection's handshake
 	// try writes control frames without waiting (TrySend; nil: none),
 	// from cbuf (under wmu).
@@ -192,16 +211,22 @@ type link struct {
 }
 
 // close closes the connection, once.
-func (tc *link) close() {
+func (tc *link) close() { tc.broke(nil) }
+
+// broke closes the connection, once, and keeps err as the cause of its
+// end (the first: a goroutine that then meets the closed connection
+// reports the cause, not the close).
+func (tc *link) broke(err error) {
 	tc.once.Do(func() {
+		tc.cause = err
 		tc.c.Close()
 		close(tc.rd.dead)
 	})
 }
 
 // attach makes c the link to rank r, whose handshake gave the link
-// secret, and starts reading frames from it.
-func (t *tx) attach(r int, c net.Conn, secret []byte) {
+// secret, and starts reading frames from it; auth: authenticated frames.
+func (t *tx) attach(r int, c net.Conn, secret []byte, auth bool) {
 	if tc, ok := c.(*net.TCPConn); ok {
 		// Room for a few frames in flight each way (the kernel caps it).
 		tc.SetReadBuffer(sockBuf)
@@ -212,8 +237,11 @@ func (t *tx) attach(r int, c net.Conn, secret []byte) {
 	}
 	pr := newPollReader(c)
 	tc := &link{c: c, r: pr, br: bufio.NewReaderSize(pr, headerBuf), secret: secret, try: newTryWriter(c)}
+	if auth {
+		tc.auth = newLinkAuth(secret, t.cfg.Rank, r)
+	}
 	tc.rd.lazyCtx = setPark(pr, tc.armCtx)
-	tc.initRead()
+	tc.initRead(r)
 	t.mu.Lock()
 	t.conns[r] = tc
 	t.mu.Unlock()
@@ -234,9 +262,13 @@ func (t *tx) conn(r int) *link {
 	return t.conns[r]
 }
 
-// fail closes the link to r and tells the engine.
+// fail closes the link to r and tells the engine why: the first cause
+// of its end, whoever meets it.
 func (t *tx) fail(r int, tc *link, err error) {
-	tc.close()
+	tc.broke(err)
+	if tc.cause != nil { // set within once, before broke returns
+		err = tc.cause
+	}
 	if errors.Is(err, io.EOF) {
 		err = errors.New("connection closed")
 	}

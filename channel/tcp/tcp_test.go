@@ -13,9 +13,41 @@ import (
 	"github.com/sigcheck/sigcheck/channel"
 )
 
+// TestTCPSendRecv: crossed sends of every size between three ranks,
+// over links authenticated and not, and with every protection layer over
+// authenticated links.
 func TestTCPSendRecv(t *testing.T) {
-	comms := tcpRanks(t, 3)
-	for _, size := range []int{0, 1, 5000, 3*channel.MaxFrame + 1, 8 << 20} {
+	for _, auth := range []Auth{AuthOff, AuthOn} {
+		for _, protect := range []string{"none", "checksum", "merkle"} {
+			if auth == AuthOff && protect != "none" {
+				continue // channel's own tests run the layers over TCP
+			}
+			t.Run(fmt.Sprintf("auth=%v/protect=%s", auth, protect), func(t *testing.T) {
+				eps, _, err := startTxs(3, Config{Secret: []byte("test secret"), Auth: auth})
+				comms := asComms(t, eps, err)
+				for r, c := range comms {
+					switch protect {
+					case "checksum":
+						comms[r], err = channel.WithChecksum(c)
+					case "merkle":
+						comms[r], err = channel.WithMerkle(c)
+					}
+					if err != nil {
+						t.Fatal(err)
+					}
+				}
+				sizes := []int{0, 1, 5000, 3*channel.MaxFrame + 1, 8 << 20}
+				if protect != "none" {
+					sizes = sizes[:4]
+				}
+				crossedSends(t, comms, sizes)
+			})
+		}
+	}
+}
+
+func crossedSends(t *testing.T, comms []channel.Comm, sizes []int) {
+	for _, size := range sizes {
 		err := spmd(t, comms, func(ctx context.Context, c channel.Comm) error {
 			// Everyone sends to everyone, then receives: crossed sends.
 			for d := range c.Size() {
@@ -33,7 +65,7 @@ func TestTCPSendRecv(t *testing.T) {
 					return fmt.Errorf("from %d: wrong data", st.Source)
 				}
 			}
-			return nil
+			return channel.Flush(ctx, c)
 		})
 		if err != nil {
 			t.Fatalf("%d bytes: %v", size, err)

@@ -3,6 +3,7 @@ package tcp
 import (
 	"context"
 	"errors"
+	"math"
 	"net"
 	"runtime"
 	"time"
@@ -24,6 +25,14 @@ func (t *tx) Send(ctx context.Context, dst int, h transport.Header, payload []by
 	}
 	tc.wmu.Lock()
 	defer tc.wmu.Unlock()
+	if tc.auth != nil {
+		tc.oneH[0], tc.oneP[0] = h, payload
+		tc.authFrames(tc.oneH[:], tc.oneP[:])
+		err := tc.write(ctx)
+		tc.oneP[0] = nil
+		tc.authDone()
+		return t.sent(ctx, dst, tc, err)
+	}
 	h.Put(tc.hdr[:])
 	tc.out = [2][]byte{tc.hdr[:], payload}
 	tc.bufs = tc.out[:]
@@ -62,14 +71,17 @@ func (t *tx) Piece() int { return writePiece }
 // mostly, needs none).
 func (tc *link) write(ctx context.Context) error {
 	tc.setDeadline(ctx) // a deadline an earlier send's watch left must not fail this one
+	done := 0           // bytes written
 	for tc.try != nil && len(tc.bufs) > 0 {
 		k := tc.takePiece()
+		tc.sealTo(done + k) // an authenticated link's tags in the piece
 		n, err := tc.try.writev(tc.piece)
 		clear(tc.piece) // the callers' buffers are not ours to keep
 		if err != nil {
 			return err
 		}
 		consume(&tc.bufs, n)
+		done += n
 		if n < k {
 			break
 		}
@@ -77,6 +89,7 @@ func (tc *link) write(ctx context.Context) error {
 	if len(tc.bufs) == 0 {
 		return nil
 	}
+	tc.sealTo(math.MaxInt)
 	w := tc.watch(ctx)
 	_, err := tc.bufs.WriteTo(tc.c)
 	tc.unwatch(w)
@@ -192,6 +205,12 @@ func (t *tx) SendBatch(ctx context.Context, dst int, hs []transport.Header, ps [
 	}
 	tc.wmu.Lock()
 	defer tc.wmu.Unlock()
+	if tc.auth != nil {
+		tc.authFrames(hs, ps)
+		err := tc.write(ctx)
+		tc.authDone()
+		return t.sent(ctx, dst, tc, err)
+	}
 	if n := len(hs) * transport.HeaderSize; cap(tc.hdrs) < n {
 		tc.hdrs = make([]byte, n)
 	}
@@ -222,9 +241,16 @@ func (t *tx) TrySend(dst int, h transport.Header, payload []byte) bool {
 	if tc == nil || tc.try == nil || len(payload) > maxTrySend || !tc.wmu.TryLock() {
 		return false
 	}
-	tc.cbuf = append(append(tc.cbuf[:0], make([]byte, transport.HeaderSize)...), payload...)
-	h.Put(tc.cbuf)
+	if tc.auth != nil {
+		tc.authControl(h, payload)
+	} else {
+		tc.cbuf = append(append(tc.cbuf[:0], make([]byte, transport.HeaderSize)...), payload...)
+		h.Put(tc.cbuf)
+	}
 	n, err := tc.try.write(tc.cbuf)
+	if n > 0 && tc.auth != nil {
+		tc.auth.out.seq++ // on the wire, in part at least: the frame counts
+	}
 	switch {
 	case err != nil || n == 0:
 		// Nothing went: the control goroutine sends it, and meets the

@@ -193,11 +193,15 @@ func encNodeProcess(ctx context.Context, lay encrypt.Layout, node int, o encOpti
 	join, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	mine := lay.Ranks(node)
+	auth, err := tcp.ParseAuth(os.Getenv(tcp.EnvAuth))
+	if err != nil {
+		return fmt.Errorf("%s: %w", tcp.EnvAuth, err)
+	}
 	eps := make([]*channel.Endpoint, lay.Size())
 	errs := make([]error, len(mine))
 	var wg sync.WaitGroup
 	for i, r := range mine {
-		cfg := tcp.Config{Rank: r, Size: lay.Size(), Root: os.Getenv(tcp.EnvRoot), Secret: []byte(os.Getenv(tcp.EnvSecret)), Congestion: os.Getenv(tcp.EnvCongestion)}
+		cfg := tcp.Config{Rank: r, Size: lay.Size(), Root: os.Getenv(tcp.EnvRoot), Secret: []byte(os.Getenv(tcp.EnvSecret)), Congestion: os.Getenv(tcp.EnvCongestion), Auth: auth}
 		if t != nil {
 			cfg.Root, cfg.Secret = t.ln.Addr().String(), []byte(t.secret)
 			if r == 0 {

@@ -405,8 +405,12 @@ func launchTCP(ctx context.Context, e *env, p int, args []string, cfg osu.Config
 	env := func(r int) []string {
 		return []string{tcp.EnvRank + "=" + strconv.Itoa(r), tcp.EnvSize + "=" + strconv.Itoa(p)}
 	}
+	auth, err := tcp.ParseAuth(os.Getenv(tcp.EnvAuth))
+	if err != nil {
+		return fmt.Errorf("%s: %w", tcp.EnvAuth, err)
+	}
 	return launchLoopback(ctx, e, "rank", p, append([]string{"run"}, args...), env, func(ctx context.Context, ln net.Listener, secret string) error {
-		return runTCPRank(ctx, tcp.Config{Rank: 0, Size: p, Listener: ln, Secret: []byte(secret), Injector: inj, Congestion: os.Getenv(tcp.EnvCongestion)}, cfg, emit)
+		return runTCPRank(ctx, tcp.Config{Rank: 0, Size: p, Listener: ln, Secret: []byte(secret), Injector: inj, Congestion: os.Getenv(tcp.EnvCongestion), Auth: auth}, cfg, emit)
 	})
 }
 

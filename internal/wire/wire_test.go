@@ -30,13 +30,13 @@ func TestHandshake(t *testing.T) {
 		}
 		sr := make(chan res, 1)
 		go func() {
-			r, err := ServerHandshake(s, c.serverKey, 0, 3)
+			r, err := ServerHandshake(s, c.serverKey, 0, 3, OptAuth)
 			if err != nil {
 				s.Close()
 			}
 			sr <- res{r, err}
 		}()
-		r, err := ClientHandshake(cl, c.clientKy, c.clientRank, 3, c.want)
+		r, err := ClientHandshake(cl, c.clientKy, c.clientRank, 3, c.want, OptAuthSaid)
 		if err != nil {
 			cl.Close()
 		}
@@ -48,6 +48,9 @@ func TestHandshake(t *testing.T) {
 			if len(r.Link) != 32 || !bytes.Equal(r.Link, got.peer.Link) {
 				t.Errorf("%s: link secrets differ: %x, %x", c.name, r.Link, got.peer.Link)
 			}
+			if r.Opts != OptAuth || got.peer.Opts != OptAuthSaid {
+				t.Errorf("%s: options: the client got the server's %#x, the server the client's %#x", c.name, r.Opts, got.peer.Opts)
+			}
 		} else if err == nil {
 			t.Errorf("%s: the client authenticated", c.name)
 		} else if !errors.Is(err, ErrUnauthenticated) && !strings.Contains(err.Error(), "closed") {
@@ -55,6 +58,77 @@ func TestHandshake(t *testing.T) {
 		}
 		s.Close()
 		cl.Close()
+	}
+}
+
+// flipConn passes what it is given, flipping byte at (counted from the
+// first byte written through it) on the way.
+type flipConn struct {
+	net.Conn
+	at, n int
+}
+
+func (c *flipConn) Write(b []byte) (int, error) {
+	if c.at >= c.n && c.at < c.n+len(b) {
+		b = bytes.Clone(b)
+		b[c.at-c.n] ^= 1
+	}
+	c.n += len(b)
+	return c.Conn.Write(b)
+}
+
+// TestHandshakeOptions: what each end states reaches the other, and a
+// relay that changes a bit of either end's options (or anything else in
+// join or accept) fails the handshake on both sides; a peer of the first
+// version is refused by name.
+func TestHandshakeOptions(t *testing.T) {
+	key := JobKey([]byte("job"))
+	shake := func(serverFlip, clientFlip int) (Peer, Peer, error, error) {
+		s, cl := net.Pipe()
+		defer s.Close()
+		defer cl.Close()
+		type res struct {
+			p   Peer
+			err error
+		}
+		sr := make(chan res, 1)
+		go func() {
+			p, err := ServerHandshake(&flipConn{Conn: s, at: serverFlip}, key, 0, 2, OptAuth|OptAuthSaid)
+			if err != nil {
+				s.Close()
+			}
+			sr <- res{p, err}
+		}()
+		p, err := ClientHandshake(&flipConn{Conn: cl, at: clientFlip}, key, 1, 2, 0, OptAuthSaid)
+		if err != nil {
+			cl.Close()
+		}
+		got := <-sr
+		return got.p, p, got.err, err
+	}
+	fromClient, fromServer, serr, cerr := shake(-1, -1)
+	if serr != nil || cerr != nil || fromClient.Opts != OptAuthSaid || fromServer.Opts != OptAuth|OptAuthSaid {
+		t.Fatalf("the client stated %#x, the server got %#x (%v); the server stated %#x, the client got %#x (%v)",
+			OptAuthSaid, fromClient.Opts, serr, OptAuth|OptAuthSaid, fromServer.Opts, cerr)
+	}
+	// Byte 16 of join is the client's options, byte 1 of accept (after
+	// the 44 bytes of hello) the server's.
+	for _, c := range []struct {
+		name                   string
+		serverFlip, clientFlip int
+	}{
+		{"the client's options", -1, 16},
+		{"the server's options", HelloSize + 1, -1},
+		{"the client's nonce", -1, 20},
+		{"the server's MAC", HelloSize + 5, -1},
+	} {
+		if _, _, serr, cerr := shake(c.serverFlip, c.clientFlip); cerr == nil {
+			t.Errorf("%s changed on the way: the client authenticated the server (server: %v)", c.name, serr)
+		}
+	}
+	v1 := append([]byte("SIGCHKv1"), make([]byte, HelloSize-8)...)
+	if _, err := ParseHello(v1); !errors.Is(err, ErrUnauthenticated) || !strings.Contains(err.Error(), `version "v1"`) {
+		t.Errorf("a hello of version 1: %v", err)
 	}
 }
 
@@ -122,8 +196,8 @@ func TestLinkSecretsDiffer(t *testing.T) {
 		s, cl := net.Pipe()
 		defer s.Close()
 		defer cl.Close()
-		go ServerHandshake(s, key, 0, 2)
-		p, err := ClientHandshake(cl, key, 1, 2, 0)
+		go ServerHandshake(s, key, 0, 2, 0)
+		p, err := ClientHandshake(cl, key, 1, 2, 0, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
