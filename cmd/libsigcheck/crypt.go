@@ -60,7 +60,7 @@ var enc struct {
 	next   uintptr
 
 	autoMu    sync.Mutex
-	autoSizes map[encrypt.Algorithm][2]int64 // what Auto ran, for which block sizes
+	autoSizes [encrypt.HS2 + 1][2]int64 // what Auto ran, for which block sizes ({0, 0}: never)
 
 	frames   atomic.Uint64 // frames from other nodes (testHookTamper)
 	nonceMu  sync.Mutex
@@ -417,15 +417,12 @@ func scGoEncAllgather(id C.uintptr_t, send unsafe.Pointer, m C.int64_t, recv uns
 
 func noteAuto(a encrypt.Algorithm, m int64) {
 	enc.autoMu.Lock()
-	defer enc.autoMu.Unlock()
-	if enc.autoSizes == nil {
-		enc.autoSizes = map[encrypt.Algorithm][2]int64{}
+	r := &enc.autoSizes[a]
+	if r[1] == 0 {
+		*r = [2]int64{m, m}
 	}
-	r, ok := enc.autoSizes[a]
-	if !ok {
-		r = [2]int64{m, m}
-	}
-	enc.autoSizes[a] = [2]int64{min(r[0], m), max(r[1], m)}
+	r[0], r[1] = min(r[0], m), max(r[1], m)
+	enc.autoMu.Unlock()
 }
 
 // scGoEncFail reports a failure of crypt.c's and returns 1.
@@ -592,10 +589,13 @@ func encSummary() *ranksum.Encryption {
 	}
 	enc.autoMu.Lock()
 	for a, r := range enc.autoSizes {
+		if r[1] == 0 {
+			continue
+		}
 		if e.AutoSizes == nil {
 			e.AutoSizes = map[string][2]int64{}
 		}
-		e.AutoSizes[a.Title()] = r
+		e.AutoSizes[encrypt.Algorithm(a).Title()] = r
 	}
 	enc.autoMu.Unlock()
 	for i, name := range callNames {
