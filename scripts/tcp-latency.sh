@@ -10,6 +10,10 @@
 #            for up to 200 µs before it sleeps: channel/tcp/poll_unix.go;
 #            its loopback links use Reno congestion control where C's
 #            keep the system's: channel/tcp/congestion.go);
+#   auth     the same as sigcheck with every link's frames authenticated
+#            (SIGCHECK_TCP_AUTH=on: channel/tcp/auth.go), which links
+#            between hosts are by default and loopback links are not;
+#            run right after each sigcheck row, so that the two alternate;
 #   block    the same with polling off (SIGCHECK_POLL=0): every wait
 #            sleeps in the runtime's poller;
 #   pall     the same as sigcheck with GOMAXPROCS set to all the
@@ -19,19 +23,22 @@
 #   poll     the same as sigcheck with SIGCHECK_POLL=$POLL, if POLL is
 #            set (POLL=50us).
 # Each is run RUNS times, interleaved, so that every round sees the same
-# load; the summary gives medians and ratios. The machine's load average
-# is printed first: on a shared machine the spread is large.
+# load; the summary gives medians and ratios (auth/sigcheck: what
+# authentication costs). The machine's load average is printed first: on
+# a shared machine the spread is large. IMPLS limits the Go rows to those
+# named (IMPLS="sigcheck auth": the cost of authentication alone).
 #
 #	scripts/tcp-latency.sh                 # RUNS=5 by default; OUT=dir keeps the raw rows
 #	POLL=50us scripts/tcp-latency.sh       # and another bound on polling beside
 #	LOAD=2 scripts/tcp-latency.sh          # beside 2 busy processes (a loaded machine)
+#	IMPLS="sigcheck auth" BW_SIZES="65536 1048576" scripts/tcp-latency.sh   # LAT_SIZES too
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${RUNS:-5}
 out=${OUT:-$(mktemp -d)}
 mkdir -p "$out"
-lat_sizes="1 1024 65536 1048576"
-bw_sizes="1048576 16777216"
+lat_sizes=${LAT_SIZES:-1 1024 65536 1048576}
+bw_sizes=${BW_SIZES:-1048576 16777216}
 for tool in mpicc mpirun go; do
   command -v "$tool" >/dev/null || { echo "tcp-latency.sh: $tool not found (apt-get install -y openmpi-bin libopenmpi-dev)" >&2; exit 2; }
 done
@@ -127,6 +134,7 @@ mpirun=(mpirun --allow-run-as-root -np 2 --bind-to none --mca btl tcp,self)
 # sigcheck run's CSV rows: op,transport,protect,size,value,unit,...
 sc() { # impl env... -- args
   local impl=$1; shift
+  [[ " ${IMPLS:-sigcheck auth block pall poll} " == *" $impl "* ]] || return 0
   env "$@" | awk -F, -v impl="$impl" 'NR > 1 { print $1, impl, $3, $4, $5, $6 }'
 }
 busy=()
@@ -154,6 +162,7 @@ for run in $(seq "$runs"); do
     ((s > 8192)) && i=2000
     ((s >= 1048576)) && i=500
     sc sigcheck "$out/sigcheck" run -transport tcp -protect none,checksum,merkle -m "$s:$s" -i "$i" -csv latency >>"$out/rows.txt"
+    sc auth SIGCHECK_TCP_AUTH=on "$out/sigcheck" run -transport tcp -protect none,checksum,merkle -m "$s:$s" -i "$i" -csv latency >>"$out/rows.txt"
     sc block SIGCHECK_POLL=0 "$out/sigcheck" run -transport tcp -protect none,checksum,merkle -m "$s:$s" -i "$i" -csv latency >>"$out/rows.txt"
     sc pall GOMAXPROCS="$(nproc)" "$out/sigcheck" run -transport tcp -protect none,checksum,merkle -m "$s:$s" -i "$i" -csv latency >>"$out/rows.txt"
     if [[ -n ${POLL:-} ]]; then
@@ -166,6 +175,7 @@ for run in $(seq "$runs"); do
     # short to be steady.
     i=$((400 * 1048576 / s)); i=$((i < 100 ? 100 : i))
     sc sigcheck "$out/sigcheck" run -transport tcp -protect none,checksum,merkle -m "$s:$s" -i "$i" -csv bw >>"$out/rows.txt"
+    sc auth SIGCHECK_TCP_AUTH=on "$out/sigcheck" run -transport tcp -protect none,checksum,merkle -m "$s:$s" -i "$i" -csv bw >>"$out/rows.txt"
     sc block SIGCHECK_POLL=0 "$out/sigcheck" run -transport tcp -protect none,checksum,merkle -m "$s:$s" -i "$i" -csv bw >>"$out/rows.txt"
     sc pall GOMAXPROCS="$(nproc)" "$out/sigcheck" run -transport tcp -protect none,checksum,merkle -m "$s:$s" -i "$i" -csv bw >>"$out/rows.txt"
   done
@@ -184,7 +194,7 @@ sort -k1,1 -k2,2 -k3,3 -k4,4n -k5,5g "$out/rows.txt" | awk '
 printf '%-8s %-9s %-9s %9s %10s %-5s %4s  %s\n' op impl protect size median unit runs min–max
 awk '{ printf "%-8s %-9s %-9s %9d %10.2f %-5s %4d  %.2f–%.2f\n", $1, $2, $3, $4, $5, $6, $7, $8, $9 }' "$out/medians.txt"
 echo
-echo "# ratios of medians: latency X/C (lower is better), bandwidth X/C; protected/unprotected sigcheck"
+echo "# ratios of medians: latency X/C (lower is better), bandwidth X/C; protected/unprotected sigcheck; auth/sigcheck"
 awk '
   { m[$1 " " $2 " " $3 " " $4] = $5 }
   END {
@@ -194,5 +204,7 @@ awk '
       if (f[2] != "c" && f[3] == "none" && (c in m)) printf "%-8s %9d  %s/c %.2f\n", f[1], f[4], f[2], m[k] / m[c]
       u = f[1] " " f[2] " none " f[4]
       if (f[3] != "none" && (u in m)) printf "%-8s %9d  %s %s/none %.2f\n", f[1], f[4], f[2], f[3], m[k] / m[u]
+      a = f[1] " sigcheck " f[3] " " f[4]
+      if (f[2] == "auth" && (a in m)) printf "%-8s %9d  auth/sigcheck %s %.2f\n", f[1], f[4], f[3], m[k] / m[a]
     }
   }' "$out/medians.txt" | sort -k1,1 -k2,2n
