@@ -168,6 +168,115 @@ func TestCrossedSends(t *testing.T) {
 	}
 }
 
+// Sizes around the transport's ways of sending: in the frame's message,
+// copied through the staging ring, from the caller's memory, and
+// several frames.
+var waySizes = []int{0, 1, mpi.InlineMax, mpi.InlineMax + 1, 100 << 10, mpi.CopyMax, mpi.CopyMax + 1, 1 << 20, 3<<20 + 5}
+
+// TestConcurrentSenders: several goroutines of every rank send to the
+// next rank at once, each on its own tag, messages of every way's size;
+// the next rank receives each goroutine's on a goroutine of its own.
+// Every message comes whole and in its sender's order: a header and its
+// payload pair up whatever the other goroutines send meanwhile.
+func TestConcurrentSenders(t *testing.T) {
+	for _, how := range protections {
+		t.Run(how, func(t *testing.T) {
+			ep, ctx := job(t)
+			c := protect(t, ep, how)
+			r, p := c.Rank(), c.Size()
+			next, prev := (r+1)%p, (r+p-1)%p
+			const senders, rounds = 4, 3
+			errs := make(chan error, 2*senders)
+			var wg sync.WaitGroup
+			for g := range senders {
+				wg.Go(func() {
+					for k := range rounds {
+						for i, n := range waySizes {
+							if err := c.Send(ctx, next, 100+g, pattern(n, uint64(r<<20|g<<12|k<<8|i))); err != nil {
+								errs <- fmt.Errorf("sender %d: %w", g, err)
+								return
+							}
+						}
+					}
+				})
+				wg.Go(func() {
+					buf := make([]byte, 4<<20)
+					for k := range rounds {
+						for i, n := range waySizes {
+							st, err := c.Recv(ctx, prev, 100+g, buf)
+							if err != nil {
+								errs <- fmt.Errorf("receiver %d: %w", g, err)
+								return
+							}
+							if st.Len != n || !bytes.Equal(buf[:n], pattern(n, uint64(prev<<20|g<<12|k<<8|i))) {
+								errs <- fmt.Errorf("receiver %d, round %d, message %d: %d bytes, not the %d sent", g, k, i, st.Len, n)
+								return
+							}
+						}
+					}
+				})
+			}
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				t.Error(err)
+			}
+			if err := channel.Flush(ctx, c); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// TestWindow: rank 0 sends rank 1 a window of non-blocking sends of
+// every way's size, many in flight at once; rank 1 has posted receives
+// for half of them and receives the rest only after they have come
+// (they wait as unexpected messages), some of them from any source.
+func TestWindow(t *testing.T) {
+	ep, ctx := job(t)
+	if ep.Rank() > 1 {
+		return
+	}
+	const n = 64
+	size := func(i int) int { return waySizes[i%len(waySizes)] }
+	switch ep.Rank() {
+	case 0:
+		var reqs []*channel.Request
+		for i := range n {
+			reqs = append(reqs, channel.Isend(ctx, ep, 1, i, pattern(size(i), uint64(i))))
+		}
+		if err := channel.WaitAll(reqs...); err != nil {
+			t.Fatal(err)
+		}
+	case 1:
+		bufs := make([][]byte, n)
+		var reqs []*channel.Request
+		for i := 0; i < n; i += 2 {
+			bufs[i] = make([]byte, size(i))
+			reqs = append(reqs, channel.Irecv(ctx, ep, 0, i, bufs[i]))
+		}
+		time.Sleep(50 * time.Millisecond) // the rest come first
+		for i := 1; i < n; i += 2 {
+			bufs[i] = make([]byte, size(i))
+			src := 0
+			if i%4 == 1 {
+				src = channel.AnySource
+			}
+			if _, err := ep.Recv(ctx, src, i, bufs[i]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := channel.WaitAll(reqs...); err != nil {
+			t.Fatal(err)
+		}
+		for i := range n {
+			if !bytes.Equal(bufs[i], pattern(size(i), uint64(i))) {
+				t.Fatalf("message %d (%d bytes): not the bytes sent", i, size(i))
+			}
+		}
+	}
+}
+
 type collCase struct {
 	Size, Root int
 	Seed       uint64

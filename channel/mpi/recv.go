@@ -10,8 +10,10 @@ package mpi
 import "C"
 
 import (
+	"errors"
 	"fmt"
 	"runtime"
+	"time"
 	"unsafe"
 
 	"github.com/sigcheck/sigcheck/channel"
@@ -90,6 +92,9 @@ func (t *tx) handle(src, count int, errc C.int, msg unsafe.Pointer) {
 	switch {
 	case src < 0 || src >= t.size || src == t.rank:
 		return // MPI names the source; a bad one cannot be ours
+	case errc == C.MPI_ERR_TRUNCATE:
+		t.drop(src, fmt.Errorf("%w: rank %d: a frame message of more than %d bytes", channel.ErrProtocol, src, frameMax))
+		return
 	case errc != C.MPI_SUCCESS:
 		t.drop(src, mpiError("receiving a frame", errc))
 		return
@@ -184,7 +189,10 @@ func (r *receiver) fillLarge(b []byte) error {
 
 // recvPayload receives the payload of src's frame into dst: exactly n
 // bytes, or the link is broken. A link dropped meanwhile (Abort)
-// withdraws the receive.
+// withdraws the receive, and so does a payload that has not come
+// payloadTimeout after its header: its sender sent both in one go, so a
+// peer that sends a header alone is broken, and would otherwise keep
+// every other peer's frames waiting behind it.
 func (t *tx) recvPayload(src int, dst C.uintptr_t, n int, req request) error {
 	lockMPI()
 	rc := C.sc_irecv_go(dst, C.int(n), C.int(src), tagPayload, t.comm, req)
@@ -192,8 +200,32 @@ func (t *tx) recvPayload(src int, dst C.uintptr_t, n int, req request) error {
 	if err := mpiError("MPI_Irecv", rc); err != nil {
 		return err
 	}
-	st, err := await(nil, req, func() bool { return t.isGone(src) }, nil)
+	timeout := payloadTimeout
+	if testHookPayloadTimeout != 0 {
+		timeout = testHookPayloadTimeout
+	}
+	var late bool
+	var start time.Time
+	looks := 0
+	st, err := await(nil, req, func() bool {
+		if t.isGone(src) {
+			return true
+		}
+		if looks++; looks%1024 != 1 { // the clock now and then: a look costs less
+			return false
+		}
+		if start.IsZero() {
+			start = time.Now()
+		}
+		late = time.Since(start) > timeout
+		return late
+	}, nil)
+	var me *Error
 	switch {
+	case late:
+		return fmt.Errorf("%w: rank %d: no payload %v after its frame's header", channel.ErrProtocol, src, timeout)
+	case errors.As(err, &me) && me.Code == C.MPI_ERR_TRUNCATE:
+		return fmt.Errorf("%w: rank %d: a payload longer than the %d bytes its header says", channel.ErrProtocol, src, n)
 	case err != nil:
 		return err
 	case st.count != n:
@@ -201,6 +233,12 @@ func (t *tx) recvPayload(src int, dst C.uintptr_t, n int, req request) error {
 	}
 	return nil
 }
+
+// payloadTimeout bounds the wait for a payload once its header is in.
+const payloadTimeout = 30 * time.Second
+
+// testHookPayloadTimeout, if not 0 (tests), replaces payloadTimeout.
+var testHookPayloadTimeout time.Duration
 
 // drainGone takes and drops the payloads of peers whose frames are no
 // longer read, so that none waits for them. Under mpiMu.

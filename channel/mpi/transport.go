@@ -11,6 +11,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -61,7 +62,34 @@ func Connect(ctx context.Context, opts ...channel.TransportOption) (*channel.End
 	// before NewEndpoint has returned.
 	world.live.Add(1)
 	go t.run()
+	if testHookConnected != nil {
+		testHookConnected(t)
+	}
 	return ep, nil
+}
+
+// testHookConnected, if set (tests), is called with every transport
+// Connect makes.
+var testHookConnected func(*tx)
+
+// sendRaw sends b to dst with tag as it is, for the tests that play a
+// peer breaking the protocol.
+func (t *tx) sendRaw(dst, tag int, b []byte) error {
+	req := newRequests(1)
+	defer freeRequests(req)
+	var pin runtime.Pinner
+	if len(b) > 0 {
+		pin.Pin(&b[0])
+	}
+	defer pin.Unpin()
+	lockMPI()
+	rc := C.sc_isend_go(cptr(b), C.int(len(b)), C.int(dst), C.int(tag), t.comm, req)
+	mpiMu.Unlock()
+	if err := mpiError("MPI_Isend", rc); err != nil {
+		return err
+	}
+	_, err := await(nil, req, nil, nil)
+	return err
 }
 
 // connects counts the endpoints this process connected: the same count on
