@@ -100,10 +100,7 @@ func TestFortranCorrectProgramsUnchanged(t *testing.T) {
 			t.Parallel()
 			slot(t)
 			exe := compile(t, t.TempDir(), c.src)
-			plain := mpiJob(t, 3, false, nil, exe)
-			if plain.Exit != 0 || plain.Stdout == "" {
-				t.Fatalf("without the library: exit %d, stdout %q\n%s", plain.Exit, plain.Stdout, plain.Stderr)
-			}
+			plain := plainJob(t, c.src, 3, exe)
 			for _, mode := range c.modes {
 				j := mpiJob(t, 3, true, map[string]string{"SIGCHECK_CHECK": mode, "SIGCHECK_ON_ERROR": "abort"}, exe)
 				if j.Stdout != plain.Stdout || j.Exit != plain.Exit {

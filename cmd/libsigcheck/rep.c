@@ -37,6 +37,23 @@ static int universe; // MPI_UNIVERSE_SIZE as the application sees it
 
 void rep_fail(void) { sc_fail(); }
 
+// The thread inside the layer. Two at once would make each replica's calls
+// interleave as its threads happen to run, and no vote could agree: the
+// job ends, saying why, with the status of a bad setting (2), for the
+// program is not wrong.
+static uintptr_t owner;
+
+void rep_own(void) {
+	uintptr_t me = (uintptr_t)pthread_self(), was = 0;
+	if (__atomic_compare_exchange_n(&owner, &was, me, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED) || was == me) return;
+	static const char msg[] = "sigcheck: SIGCHECK_REPLICATE: two threads of the application called MPI at once; "
+		"replicas take the same path only if MPI is called from one thread at a time (MPI_THREAD_SERIALIZED)\n";
+	if (write(2, msg, sizeof msg - 1) < 0) {}
+	PMPI_Abort(MPI_COMM_WORLD, 2);
+}
+
+void rep_disown(void) { __atomic_store_n(&owner, 0, __ATOMIC_RELEASE); }
+
 // The communicators the layer follows, by handle (open addressing, as
 // comm.c's table).
 static rep_comm **tab;
@@ -349,6 +366,7 @@ void sc_rep_finalize(void) {
 
 double MPI_Wtime(void) {
 	if (!sc_rep_on || sc_rep_in) return PMPI_Wtime();
+	REP_ENTER();
 	double t = 0;
 	if (sc_rep_replica == 0) {
 		t = PMPI_Wtime();
@@ -356,6 +374,7 @@ double MPI_Wtime(void) {
 	} else {
 		rep_ctl_recv(CTL_WTIME, &t, sizeof t);
 	}
+	REP_LEAVE();
 	return t;
 }
 
@@ -364,15 +383,16 @@ int MPI_Get_processor_name(char *name, int *len) {
 	char buf[MPI_MAX_PROCESSOR_NAME + 1];
 	int n = 0;
 	memset(buf, 0, sizeof buf);
+	REP_ENTER();
 	if (sc_rep_replica == 0) {
-		int rc = PMPI_Get_processor_name(buf, &n);
-		if (rc != MPI_SUCCESS) return rc;
+		PMPI_Get_processor_name(buf, &n);
 		rep_ctl_send(CTL_NAME, buf, MPI_MAX_PROCESSOR_NAME);
 	} else {
 		rep_ctl_recv(CTL_NAME, buf, MPI_MAX_PROCESSOR_NAME);
 		buf[MPI_MAX_PROCESSOR_NAME - 1] = 0;
 		n = (int)strlen(buf);
 	}
+	REP_LEAVE();
 	memcpy(name, buf, (size_t)n + 1);
 	*len = n;
 	return MPI_SUCCESS;

@@ -22,6 +22,7 @@
 #define TAG_COLLFIX 4
 
 void rep_out_free(rep_out *o) {
+	for (int i = 0; i < o->nblk; i++) rep_type_release(o->dt[i]);
 	free(o->buf);
 	free(o->count);
 	free(o->dt);
@@ -41,6 +42,7 @@ static void out_add(rep_out *o, void *buf, int count, MPI_Datatype dt) {
 	o->count[o->nblk] = count;
 	o->dt[o->nblk] = dt;
 	o->nblk++;
+	rep_type_hold(dt);
 }
 
 static void out_one(rep_out *o, void *buf, int count, MPI_Datatype dt) {

@@ -49,7 +49,7 @@ typedef struct rep_req {
 	MPI_Message msg;      // REP_MSG: the message a matched probe took
 	int kind;
 	unsigned persistent : 1, active : 1, posted : 1, inq : 1, unres : 1, has_claim : 1, placeholder : 1,
-		cancelled : 1, wild : 1, truncated : 1;
+		cancelled : 1, wild : 1, truncated : 1, held : 1;
 	void *buf;
 	int count;
 	MPI_Datatype dt;
@@ -91,6 +91,9 @@ rep_req *rep_req_new(MPI_Request app, int kind);
 rep_req *rep_req_get(MPI_Request app);
 void rep_req_rekey(rep_req *e, MPI_Request app);
 void rep_req_drop(rep_req *e);
+void rep_req_hold(rep_req *e);
+void rep_type_hold(MPI_Datatype dt);
+void rep_type_release(MPI_Datatype dt);
 int rep_req_any(void);
 void rep_pend_add(rep_req *e, int src, int tag);
 void rep_pend_remove(rep_req *e);
@@ -120,7 +123,12 @@ void rep_out_free(rep_out *o);
 // The sequence of posts, for the order claims are taken in.
 extern uint64_t rep_post_seq;
 
-#define REP_ENTER() int _rep_was = sc_rep_in; sc_rep_in = 1
-#define REP_LEAVE() sc_rep_in = _rep_was
+// Every call into the layer from the application goes through REP_ENTER:
+// replicas take the same path only if their application calls MPI from one
+// thread at a time (rep_own says so when another thread is inside).
+void rep_own(void);
+void rep_disown(void);
+#define REP_ENTER() int _rep_was = sc_rep_in; if (!_rep_was) rep_own(); sc_rep_in = 1
+#define REP_LEAVE() do { sc_rep_in = _rep_was; if (!_rep_was) rep_disown(); } while (0)
 
 #endif

@@ -112,6 +112,7 @@ static int persistent_send(int mode, const void *buf, int count, MPI_Datatype dt
 		e->src = dest;
 		e->tag = tag;
 		e->c = c;
+		rep_req_hold(e);
 	}
 	REP_LEAVE();
 	return rc;
@@ -149,6 +150,7 @@ int rep_Recv_init(void *buf, int count, MPI_Datatype dt, int src, int tag, MPI_C
 		rep_req *e = rep_req_new(*r, REP_RECV);
 		if (!e) rep_fail();
 		fill(e, buf, count, dt, src, tag, c, "MPI_Recv_init");
+		rep_req_hold(e);
 		e->persistent = 1;
 		e->active = 0;
 	}
@@ -225,6 +227,7 @@ int rep_Irecv(void *buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm 
 			rep_req *e = rep_req_new(ph, REP_RECV);
 			if (!e) rep_fail();
 			fill(e, buf, count, dt, src, tag, c, "MPI_Irecv");
+			rep_req_hold(e);
 			e->placeholder = 1;
 			e->real = MPI_REQUEST_NULL;
 			rep_queue_add(e);
@@ -236,6 +239,7 @@ int rep_Irecv(void *buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm 
 			rep_req *e = rep_req_new(*r, REP_RECV);
 			if (!e) rep_fail();
 			fill(e, buf, count, dt, src, tag, c, "MPI_Irecv");
+			rep_req_hold(e);
 			rep_pend_add(e, src, tag);
 			if (defer) rep_queue_add(e);
 		}
@@ -471,6 +475,7 @@ int rep_Imrecv(void *buf, int count, MPI_Datatype dt, MPI_Message *m, MPI_Reques
 	int rc = MPI_Imrecv(buf, count, dt, m, r);
 	if (e && rc == MPI_SUCCESS) {
 		fill(e, buf, count, dt, e->psrc, e->ptag, e->c, "MPI_Imrecv");
+		rep_req_hold(e);
 		e->kind = REP_RECV;
 		e->real = *r;
 		rep_req_rekey(e, *r);
@@ -492,6 +497,7 @@ typedef struct {
 int MPI_Probe(int src, int tag, MPI_Comm comm, MPI_Status *st) {
 	MPI_Comm vc = sc_rep_vc(comm);
 	if (!sc_rep_on || sc_rep_in || src != MPI_ANY_SOURCE) return PMPI_Probe(src, tag, vc, st);
+	REP_ENTER();
 	probe_answer a;
 	memset(&a, 0, sizeof a);
 	if (sc_rep_replica == 0) {
@@ -500,6 +506,7 @@ int MPI_Probe(int src, int tag, MPI_Comm comm, MPI_Status *st) {
 	} else {
 		rep_ctl_recv(CTL_PROBE, &a, sizeof a);
 	}
+	REP_LEAVE();
 	if (st != MPI_STATUS_IGNORE) *st = a.st;
 	return a.rc;
 }
@@ -507,6 +514,7 @@ int MPI_Probe(int src, int tag, MPI_Comm comm, MPI_Status *st) {
 int MPI_Iprobe(int src, int tag, MPI_Comm comm, int *flag, MPI_Status *st) {
 	MPI_Comm vc = sc_rep_vc(comm);
 	if (!sc_rep_on || sc_rep_in) return PMPI_Iprobe(src, tag, vc, flag, st);
+	REP_ENTER();
 	probe_answer a;
 	memset(&a, 0, sizeof a);
 	if (sc_rep_replica == 0) {
@@ -519,6 +527,7 @@ int MPI_Iprobe(int src, int tag, MPI_Comm comm, int *flag, MPI_Status *st) {
 		int f;
 		PMPI_Iprobe(src, tag, vc, &f, MPI_STATUS_IGNORE); // progress, as the application's probe would make
 	}
+	REP_LEAVE();
 	*flag = a.flag;
 	if (st != MPI_STATUS_IGNORE && a.flag) *st = a.st;
 	return a.rc;

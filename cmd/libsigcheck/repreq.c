@@ -90,7 +90,29 @@ rep_req *rep_req_get(MPI_Request r) {
 
 static void q_remove(rep_req *e);
 
+// A datatype that the application frees while a request still uses it
+// stays alive in MPI until the request is done (the checking layer's
+// reference count, types.c): the vote at completion needs it.
+void rep_type_hold(MPI_Datatype dt) {
+	SC_LOCK();
+	sc_type_ref(dt);
+	SC_UNLOCK();
+}
+
+void rep_type_release(MPI_Datatype dt) {
+	SC_LOCK();
+	sc_type_unref(dt);
+	SC_UNLOCK();
+}
+
+void rep_req_hold(rep_req *e) {
+	if (e->held) return;
+	rep_type_hold(e->dt);
+	e->held = 1;
+}
+
 static void free_entry(rep_req *e) {
+	if (e->held) rep_type_release(e->dt);
 	rep_pend_remove(e);
 	q_remove(e);
 	for (int i = 0; i < 3; i++) free(e->copies[i]);

@@ -57,6 +57,10 @@ typedef struct {
 	MPI_Aint tlb, span;
 } layout_t;
 
+// layout_of says where count × dt lies and whether its data bytes are the
+// buffer's bytes in order: the checking layer's decoding says so (a
+// datatype of size equal to its extent may still hold its members out of
+// order), and the extent must be the size for more than one.
 static layout_t layout_of(MPI_Datatype dt, int count) {
 	layout_t l = {0, 0, 0, 0};
 	MPI_Aint lb = 0, ext = 0, tl = 0, text = 0;
@@ -65,7 +69,11 @@ static layout_t layout_of(MPI_Datatype dt, int count) {
 	PMPI_Type_get_true_extent(dt, &tl, &text);
 	l.tlb = tl;
 	l.span = count > 0 ? text + (MPI_Aint)(count - 1) * ext : 0;
-	l.contig = tl == 0 && text == l.size && (count <= 1 || ext == l.size);
+	SC_LOCK();
+	sc_type *t = sc_type_get(dt);
+	int decoded_contig = t && t->id && t->contig;
+	SC_UNLOCK();
+	l.contig = decoded_contig && tl == 0 && text == l.size && (count <= 1 || ext == l.size);
 	return l;
 }
 
@@ -91,6 +99,10 @@ static const void *data(const void *buf, int count, MPI_Datatype dt, uint64_t by
 }
 
 int rep_hash_data(const void *buf, int count, MPI_Datatype dt, uint64_t bytes, uint64_t h[2]) {
+	if (bytes == 0) { // count 0, whatever the buffer (it may be NULL)
+		scGoHash128(NULL, 0, h);
+		return 0;
+	}
 	const void *p = data(buf, count, dt, bytes);
 	if (!p) return -1;
 	scGoHash128((void *)p, (size_t)bytes, h);

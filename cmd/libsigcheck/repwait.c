@@ -355,6 +355,7 @@ int MPI_Request_get_status(MPI_Request r, int *flag, MPI_Status *st) {
 		MPI_Status st;
 	} a;
 	memset(&a, 0, sizeof a);
+	REP_ENTER();
 	if (sc_rep_replica == 0) {
 		int f = 0;
 		rep_req *e = rep_req_get(r);
@@ -364,6 +365,7 @@ int MPI_Request_get_status(MPI_Request r, int *flag, MPI_Status *st) {
 	} else {
 		rep_ctl_recv(CTL_GETSTATUS, &a, sizeof a);
 	}
+	REP_LEAVE();
 	*flag = a.flag;
 	if (st != MPI_STATUS_IGNORE && a.flag) *st = a.st;
 	return a.rc;

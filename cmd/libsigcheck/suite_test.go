@@ -286,10 +286,7 @@ func runOK(t *testing.T, c okCase, exact bool) {
 	t.Helper()
 	argv := program(t, c.src)
 	slot(t)
-	plain := mpiJob(t, c.np, false, nil, argv...)
-	if plain.Exit != 0 || plain.Stdout == "" {
-		t.Fatalf("without the library: exit %d, stdout %q\nstderr:\n%s", plain.Exit, plain.Stdout, plain.Stderr)
-	}
+	plain := plainJob(t, c.src, c.np, argv...)
 	for _, mode := range []string{"types", "checksum"} {
 		cmd := fmt.Sprintf("mpirun -np %d %s (SIGCHECK_CHECK=%s SIGCHECK_ON_ERROR=abort)", c.np, strings.Join(argv, " "), mode)
 		j := mpiJob(t, c.np, true, map[string]string{"SIGCHECK_CHECK": mode, "SIGCHECK_ON_ERROR": "abort"}, argv...)
