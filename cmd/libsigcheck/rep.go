@@ -150,6 +150,9 @@ func scGoRepFinding(kind C.int, call, comm *C.char, me, peer, tag C.int, detail 
 	switch kind {
 	case repCorrected:
 		f.Kind = "corrected message"
+		if tag < 0 {
+			f.Kind = "corrected result"
+		}
 	case repDisagree:
 		f.Kind = "replicas disagree"
 	case repNoMajority:

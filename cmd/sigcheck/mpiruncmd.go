@@ -41,6 +41,19 @@ into N simulated nodes, to try it on one machine. Other collectives and point-to
 messages between nodes go in the clear, and the summary counts them. A ciphertext altered
 on the way is reported as a finding (tampered ciphertext).
 
+With -replicate R (2 or 3), mpirun's -np is R times the program's ranks: the job runs as n
+ranks of R replicas each, as RedMPI ran it. The program sees MPI_COMM_WORLD of n ranks, and
+every message and collective result is compared between the replicas of its rank: -protocol
+msgplushash (the default: each replica's own copy, and the hash of the previous replica's) or
+alltoall (every replica's copy to every replica). With 3, a copy that two replicas do not
+vouch for is replaced by the majority's before the receive returns; no majority, or any
+disagreement with 2 (unless -on-error report), ends the job with status 86. Replica 0
+answers what timing decides (MPI_Test, MPI_Iprobe, wildcard receives, MPI_Wtime) for all.
+Replicas of one rank go on different nodes where the hosts allow. -inject RATE then flips one
+bit of a message as sent (in a copy: the program's memory is untouched) with that
+probability, on the replicas -inject-replicas names (0 by default). Replica 0's standard
+output is the job's; the others' is discarded.
+
 The program's standard input and output are its own; sigcheck writes to standard error
 only: each finding as a rank makes it (lines starting "sigcheck:"), and when the job ends,
 what every rank checked and found. The exit status is mpirun's: 86 means sigcheck ended
@@ -57,7 +70,8 @@ MPI's headers):
 Examples:
 
   sigcheck mpirun -on-error report -- mpirun -np 4 ./app input.dat
-  sigcheck mpirun -encrypt -nodes 2 -- mpirun -np 8 ./app input.dat`
+  sigcheck mpirun -encrypt -nodes 2 -- mpirun -np 8 ./app input.dat
+  sigcheck mpirun -replicate 3 -inject 0.01 -- mpirun -np 12 ./app input.dat`
 
 // launchers are the names of the commands that take Open MPI's -x: the
 // library's settings reach the ranks in no other way.
@@ -75,6 +89,9 @@ const modulePath = "github.com/sigcheck/sigcheck"
 type mpirunSettings struct {
 	check, onError string
 	inject, seed   string // "" when not given: the library's defaults hold
+	replicate      string // -replicate R, "" when off
+	protocol       string // "" when not given
+	injectReplicas string
 	summaryDir     string
 	encrypt        bool
 	encAlg, nodes  string // "" when not given
@@ -96,12 +113,15 @@ func runMpirun(e *env, args []string) error {
 	check := fs.String("check", "types", "what the ranks check (`mode`): types (datatype signatures), checksum (the data bytes too), repair (and a corrupt message is fetched again from its sender before the receive returns)")
 	onError := fs.String("on-error", "abort", "what to do at a finding (`action`): abort (end the job, exit 86) or report (run on, list the findings at the end)")
 	lib := fs.String("lib", "", "`PATH` of libsigcheck.so (default: $SIGCHECK_LIB, beside sigcheck, or built in this clone)")
-	inject := fs.Float64("inject", 0, "the `rate`, 0 to 1, at which received messages get one bit flipped, for -check checksum to catch")
+	inject := fs.Float64("inject", 0, "the `rate`, 0 to 1, at which received messages get one bit flipped, for -check checksum to catch (with -replicate, messages as sent, for the replicas' vote)")
 	seed := fs.Uint64("seed", 1, "the `seed` of -inject's faults")
 	summary := fs.String("summary", "", "also write the merged summary, each rank's row as it wrote it, to `FILE.json`")
 	encryptFlag := fs.Bool("encrypt", false, "encrypt MPI_Allgather between nodes (AES-128-GCM, keys agreed at MPI_Init); count what else crosses in the clear")
 	encAlg := fs.String("encrypt-alg", "", "the encrypted all-gather's `algorithm`: auto (the default), naive, o-ring, o-rd, o-rd2, c-ring, c-rd, hs1 or hs2")
 	nodes := fs.String("nodes", "", "with -encrypt, split the ranks into `N` simulated nodes (N:cyclic deals them out in turn)")
+	replicate := fs.Int("replicate", 0, "run the program as ranks of `R` replicas each (2 or 3), every message compared between them; mpirun's -np is R times the program's ranks")
+	protocol := fs.String("protocol", "", "with -replicate, how the replicas compare a message (`name`): msgplushash (the default) or alltoall")
+	injectReplicas := fs.String("inject-replicas", "", "with -replicate, the replicas that -inject flips bits in (`list`, default 0)")
 	flagArgs, command, err := cutCommand(args)
 	if err != nil {
 		return err
@@ -113,10 +133,15 @@ func runMpirun(e *env, args []string) error {
 	if len(pos) > 0 {
 		return usageErrorf("%q: the command goes after --: sigcheck mpirun [flags] -- mpirun -np 4 ./app", pos[0])
 	}
-	set, err := mpirunSettingsOf(fs, *check, *onError, *inject, *seed)
+	rep, proto, reps, err := replicateSettings(*replicate, *protocol, *injectReplicas)
 	if err != nil {
 		return err
 	}
+	set, err := mpirunSettingsOf(fs, *check, *onError, *inject, *seed, rep != "")
+	if err != nil {
+		return err
+	}
+	set.replicate, set.protocol, set.injectReplicas = rep, proto, reps
 	if set.encrypt, set.encAlg, set.nodes, err = encryptSettings(*encryptFlag, *encAlg, *nodes); err != nil {
 		return err
 	}
@@ -153,7 +178,7 @@ func cutCommand(args []string) (flagArgs, command []string, err error) {
 
 // mpirunSettingsOf checks the flags' values as the library would, so
 // that a mistake costs one line here instead of an aborted job.
-func mpirunSettingsOf(fs *flag.FlagSet, check, onError string, inject float64, seed uint64) (mpirunSettings, error) {
+func mpirunSettingsOf(fs *flag.FlagSet, check, onError string, inject float64, seed uint64, replicated bool) (mpirunSettings, error) {
 	set := mpirunSettings{check: check, onError: onError}
 	switch check {
 	case "types", "checksum", "repair":
@@ -166,7 +191,7 @@ func mpirunSettingsOf(fs *flag.FlagSet, check, onError string, inject float64, s
 	if inject < 0 || inject > 1 {
 		return set, usageErrorf("-inject %v: want a probability from 0 to 1", inject)
 	}
-	if inject > 0 && check == "types" {
+	if inject > 0 && check == "types" && !replicated {
 		return set, usageErrorf("-inject flips data bits, which only -check checksum (or repair) looks at")
 	}
 	fs.Visit(func(f *flag.Flag) {
@@ -238,6 +263,7 @@ func mpirunArgs(command []string, lib string, set mpirunSettings, godebug string
 	if set.seed != "" {
 		vars = append(vars, "SIGCHECK_SEED="+set.seed)
 	}
+	vars = append(vars, replicateVars(set)...)
 	if set.encrypt {
 		vars = append(vars, "SIGCHECK_ENCRYPT=1", secretVar)
 		if set.encAlg != "" {

@@ -75,7 +75,9 @@ type mpirunSummary struct {
 	Findings   int                 `json:"findings"`             // kept in the rows
 	Suppressed int                 `json:"suppressed"`           // counted, not kept
 	Encryption *ranksum.Encryption `json:"encryption,omitempty"` // -encrypt: the ranks' counts summed
-	Rows       []json.RawMessage   `json:"rows"`
+	// -replicate: the processes' counts summed.
+	Replication *ranksum.Replication `json:"replication,omitempty"`
+	Rows        []json.RawMessage    `json:"rows"`
 }
 
 func mergeSummaries(command []string, status int, rows []rankSummary) *mpirunSummary {
@@ -104,6 +106,7 @@ func mergeSummaries(command []string, status int, rows []rankSummary) *mpirunSum
 		m.Findings += len(r.Findings)
 		m.Suppressed += r.Suppressed
 		m.Encryption = addEncryption(m.Encryption, r.Encryption)
+		m.Replication = addReplication(m.Replication, r.Replication)
 		m.Rows = append(m.Rows, r.raw)
 		seen[r.Rank] = true
 	}
@@ -177,6 +180,9 @@ func writeMpirunSummary(w io.Writer, m *mpirunSummary, rows []rankSummary, dir s
 			fmt.Fprintln(&b, line)
 		}
 		for _, line := range encryptionLines(m.Encryption) {
+			fmt.Fprintln(&b, line)
+		}
+		for _, line := range replicationLines(m, rows) {
 			fmt.Fprintln(&b, line)
 		}
 		if line := undecodedLine(m); line != "" {
