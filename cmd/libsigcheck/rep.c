@@ -15,6 +15,7 @@
 // message's own tag, so that they never meet the application's messages.
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations" // MPI_Attr_get, which programs still call
 #include <fcntl.h>
+#include <malloc.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -138,7 +139,8 @@ void rep_comm_derive(MPI_Comm parent, MPI_Comm n) {
 	int inter = 0;
 	if (n != MPI_COMM_NULL) PMPI_Comm_test_inter(n, &inter);
 	if (!p || p->x == MPI_COMM_NULL || p->inter) {
-		if (n != MPI_COMM_NULL) add(n, MPI_COMM_NULL);
+		rep_comm *e = n != MPI_COMM_NULL ? add(n, MPI_COMM_NULL) : NULL;
+		if (e && p) e->differs = p->differs;
 		return;
 	}
 	int color = MPI_UNDEFINED, key = 0, size = 0, me = 0;
@@ -155,15 +157,23 @@ void rep_comm_derive(MPI_Comm parent, MPI_Comm n) {
 		key = sc_rep_replica * size + me;
 	}
 	MPI_Comm x = MPI_COMM_NULL;
+	int differs = 0;
 	if (PMPI_Comm_split(p->x, color, key, &x) != MPI_SUCCESS) x = MPI_COMM_NULL;
 	if (x != MPI_COMM_NULL) {
 		int v[2] = {size, -size}, w[2] = {0, 0}, xs = 0;
 		PMPI_Allreduce(v, w, 2, MPI_INT, MPI_MAX, x);
 		PMPI_Comm_size(x, &xs);
-		if (w[0] != -w[1] || xs != sc_rep_conf.r * size) PMPI_Comm_free(&x);
+		if (w[0] != -w[1] || xs != sc_rep_conf.r * size) {
+			PMPI_Comm_free(&x);
+			differs = 1;
+		}
 	}
-	if (n != MPI_COMM_NULL) add(n, x);
-	else if (x != MPI_COMM_NULL) PMPI_Comm_free(&x);
+	if (n != MPI_COMM_NULL) {
+		rep_comm *e = add(n, x);
+		if (e) e->differs = differs;
+	} else if (x != MPI_COMM_NULL) {
+		PMPI_Comm_free(&x);
+	}
 }
 
 void rep_comm_drop(MPI_Comm vc) {
@@ -230,6 +240,13 @@ void rep_recv_bounded(void *buf, int n, int src, int tag, MPI_Comm c, MPI_Status
 	MPI_Status tmp;
 	PMPI_Irecv(buf, n, MPI_BYTE, src, tag, c, &r);
 	rep_wait_req(&r, st ? st : &tmp, what);
+}
+
+// rep_progress lets MPI move this replica's own messages on while it
+// follows replica 0's "not yet" without calling MPI for the application.
+void rep_progress(void) {
+	int flag = 0;
+	PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, rep_ctl, &flag, MPI_STATUS_IGNORE);
 }
 
 void rep_send_bounded(const void *buf, int n, int dst, int tag, MPI_Comm c, const char *what) {
@@ -339,6 +356,14 @@ int sc_rep_start(void) {
 	add(MPI_COMM_SELF, xs);
 	// The checking layer's shadow of the application's world.
 	sc_comm_add(sc_rep_world);
+	// Bytes a program sends without having written them (a buffer from
+	// malloc, partly filled) hold what the heap held before, which differs
+	// between replicas (freed chunks keep pointers, and addresses differ),
+	// and their vote would disagree where nothing went wrong. glibc fills
+	// memory malloc returns with one byte when asked (M_PERTURB, as
+	// MALLOC_PERTURB_ does): a correct program never reads it, so its
+	// results cannot change, and every replica sends the same.
+	if (sc_rep_conf.perturb) mallopt(M_PERTURB, 0x5c);
 	// One replica's output is the job's: the others' would repeat it.
 	if (sc_rep_replica != 0) {
 		fflush(stdout);

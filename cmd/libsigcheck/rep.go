@@ -60,6 +60,10 @@ func scGoRepInit(rank, size C.int, out *C.sc_rep_cfg) C.int {
 	out.inject_mask = C.uint64_t(c.replicas)
 	out.seed = C.uint64_t(c.seed ^ uint64(rank)*0x9e3779b97f4a7c15)
 	out.wait = C.double(c.wait)
+	out.perturb = 0
+	if c.perturb {
+		out.perturb = 1
+	}
 	return 1
 }
 

@@ -44,6 +44,7 @@ typedef struct {
 	uint64_t inject_mask;// replicas the injector aims at, a bit each
 	uint64_t seed;
 	double wait;         // seconds a replica waits for another before giving up
+	int perturb;         // fill fresh heap memory with one byte (rep.c says why)
 } sc_rep_cfg;
 
 // Why a message or collective was not compared between replicas.

@@ -179,6 +179,8 @@ void rep_coll_vote(rep_out *o, const char *call) {
 	o.vc = vc;                                                        \
 	int me = 0, p = 0, inter = 0;                                     \
 	PMPI_Comm_test_inter(vc, &inter);                                 \
+	rep_comm *_c = rep_comm_get(vc);                                  \
+	if (_c && _c->differs) inter = 1; /* not the same collective in every replica */ \
 	PMPI_Comm_rank(vc, &me);                                          \
 	PMPI_Comm_size(vc, &p);                                           \
 	(void)me; (void)p;

@@ -25,6 +25,7 @@ type repConfig struct {
 	replicas uint64 // the injector's replicas, a bit each
 	seed     uint64
 	wait     float64 // seconds
+	perturb  bool    // fill fresh heap memory with one byte (rep.c says why)
 	hosts    []string
 }
 
@@ -35,10 +36,10 @@ type repConfig struct {
 const defaultWait = 300
 
 func parseRepConfig(getenv func(string) string) (repConfig, error) {
-	c := repConfig{seed: 1, replicas: 1, wait: defaultWait}
+	c := repConfig{seed: 1, replicas: 1, wait: defaultWait, perturb: true}
 	v := getenv("SIGCHECK_REPLICATE")
 	if v == "" {
-		for _, name := range []string{"SIGCHECK_REPLICATE_PROTOCOL", "SIGCHECK_INJECT_REPLICAS", "SIGCHECK_REPLICATE_WAIT"} {
+		for _, name := range []string{"SIGCHECK_REPLICATE_PROTOCOL", "SIGCHECK_INJECT_REPLICAS", "SIGCHECK_REPLICATE_WAIT", "SIGCHECK_REPLICATE_PERTURB"} {
 			if getenv(name) != "" {
 				return c, fmt.Errorf("%s is set but SIGCHECK_REPLICATE is not: replication is off", name)
 			}
@@ -88,6 +89,13 @@ func parseRepConfig(getenv func(string) string) (repConfig, error) {
 			return c, fmt.Errorf("SIGCHECK_REPLICATE_WAIT=%q: want the seconds a replica waits for another, more than 0", v)
 		}
 		c.wait = w
+	}
+	switch v := getenv("SIGCHECK_REPLICATE_PERTURB"); v {
+	case "", "1":
+	case "0":
+		c.perturb = false
+	default:
+		return c, fmt.Errorf("SIGCHECK_REPLICATE_PERTURB=%q: want 1 (the default: fresh heap memory filled with one byte) or 0", v)
 	}
 	// A test hook: the node of each rank of MPI_COMM_WORLD, in rank order,
 	// as if the job ran on several machines.

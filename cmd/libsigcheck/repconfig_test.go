@@ -20,10 +20,10 @@ func TestParseRepConfig(t *testing.T) {
 		env  func(string) string
 		want repConfig
 	}{
-		{env(), repConfig{seed: 1, replicas: 1, wait: defaultWait}},
-		{env("SIGCHECK_REPLICATE", "3"), repConfig{r: 3, seed: 1, replicas: 1, wait: defaultWait}},
+		{env(), repConfig{seed: 1, replicas: 1, wait: defaultWait, perturb: true}},
+		{env("SIGCHECK_REPLICATE", "3"), repConfig{r: 3, seed: 1, replicas: 1, wait: defaultWait, perturb: true}},
 		{env("SIGCHECK_REPLICATE", "2", "SIGCHECK_REPLICATE_PROTOCOL", "All-to-All", "SIGCHECK_INJECT", "0.01",
-			"SIGCHECK_INJECT_REPLICAS", "0, 1", "SIGCHECK_SEED", "7", "SIGCHECK_REPLICATE_WAIT", "2.5"),
+			"SIGCHECK_INJECT_REPLICAS", "0, 1", "SIGCHECK_SEED", "7", "SIGCHECK_REPLICATE_WAIT", "2.5", "SIGCHECK_REPLICATE_PERTURB", "0"),
 			repConfig{r: 2, protocol: protoAllToAll, inject: 0.01, replicas: 3, seed: 7, wait: 2.5}},
 	}
 	for _, c := range good {
@@ -51,6 +51,7 @@ func TestParseRepConfig(t *testing.T) {
 		{env("SIGCHECK_REPLICATE", "3", "SIGCHECK_SEED", "-1"), "non-negative"},
 		{env("SIGCHECK_REPLICATE", "3", "SIGCHECK_REPLICATE_WAIT", "0"), "more than 0"},
 		{env("SIGCHECK_INJECT_REPLICAS", "0"), "SIGCHECK_REPLICATE is not"},
+		{env("SIGCHECK_REPLICATE", "2", "SIGCHECK_REPLICATE_PERTURB", "yes"), "want 1"},
 	}
 	for _, c := range bad {
 		_, err := parseRepConfig(c.env)

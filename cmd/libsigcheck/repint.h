@@ -21,6 +21,7 @@ typedef struct rep_comm {
 	MPI_Comm vc;   // the communicator (for MPI_COMM_WORLD, sc_rep_world)
 	MPI_Comm x;    // every replica of its ranks, rank replica·size + rank; MPI_COMM_NULL: not compared
 	int size, me, id, inter;
+	int differs;   // the replicas made it with different members (its twin's check failed)
 	uint64_t *seq; // messages sent to each rank (MsgPlusHash names them by it)
 	struct rep_req *pend_head, *pend_tail; // receives posted in MPI and not yet voted on, in posting order
 	struct rep_req *q_head, *q_tail;       // receives other replicas defer (see repreq.c), in posting order
@@ -77,6 +78,7 @@ void rep_wait_req(MPI_Request *r, MPI_Status *st, const char *what);
 void rep_recv_bounded(void *buf, int n, int src, int tag, MPI_Comm c, MPI_Status *st, const char *what);
 void rep_send_bounded(const void *buf, int n, int dst, int tag, MPI_Comm c, const char *what);
 void rep_fail(void);
+void rep_progress(void);
 void rep_timeout(const char *what);
 
 // Replica 0's answers (rep.c): kinds, so that replicas that went apart

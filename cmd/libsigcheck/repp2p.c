@@ -524,8 +524,7 @@ int MPI_Iprobe(int src, int tag, MPI_Comm comm, int *flag, MPI_Status *st) {
 		rep_ctl_send(CTL_IPROBE, &a, sizeof a);
 	} else {
 		rep_ctl_recv(CTL_IPROBE, &a, sizeof a);
-		int f;
-		PMPI_Iprobe(src, tag, vc, &f, MPI_STATUS_IGNORE); // progress, as the application's probe would make
+		rep_progress();
 	}
 	REP_LEAVE();
 	*flag = a.flag;

@@ -183,6 +183,7 @@ int rep_Test(MPI_Request *r, int *flag, MPI_Status *st) {
 		rep_ctl_recv(CTL_TEST, a, sizeof a);
 		*flag = a[1];
 		rc = a[1] ? rep_wait_one(r, s, NULL) : a[0];
+		if (!a[1]) rep_progress();
 	}
 	REP_LEAVE();
 	return rc;
@@ -211,6 +212,7 @@ int rep_Testall(int n, MPI_Request rs[], int *flag, MPI_Status sts[]) {
 		rep_ctl_recv(CTL_TESTALL, a, sizeof a);
 		*flag = a[1];
 		rc = a[1] ? rep_waitall(n, rs, sts) : a[0];
+		if (!a[1]) rep_progress();
 	}
 	REP_LEAVE();
 	return rc;
@@ -241,7 +243,9 @@ static int any(int test, int n, MPI_Request rs[], int *index, int *flag, MPI_Sta
 		*index = a[2];
 		if (f && a[2] != MPI_UNDEFINED && a[2] >= 0 && a[2] < n) {
 			rc = rep_wait_one(&rs[a[2]], s, NULL);
-		} else if (f) {
+		} else if (!f) {
+			rep_progress();
+		} else {
 			memset(s, 0, sizeof *s); // none active: the empty status
 			s->MPI_SOURCE = MPI_ANY_SOURCE;
 			s->MPI_TAG = MPI_ANY_TAG;
@@ -290,6 +294,7 @@ static int some(int test, int n, MPI_Request rs[], int *outcount, int idx[], MPI
 		rc = a[0];
 		*outcount = a[1];
 		int m = a[1] == MPI_UNDEFINED ? 0 : a[1];
+		if (m == 0) rep_progress();
 		for (int k = 0; k < m && k < n; k++) {
 			idx[k] = a[2 + k];
 			int one = rep_wait_one(&rs[idx[k]], &ss[k], NULL);

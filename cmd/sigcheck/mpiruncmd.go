@@ -52,7 +52,9 @@ answers what timing decides (MPI_Test, MPI_Iprobe, wildcard receives, MPI_Wtime)
 Replicas of one rank go on different nodes where the hosts allow. -inject RATE then flips one
 bit of a message as sent (in a copy: the program's memory is untouched) with that
 probability, on the replicas -inject-replicas names (0 by default). Replica 0's standard
-output is the job's; the others' is discarded.
+output is the job's; the others' is discarded. The ranks also get -x GLIBC_TUNABLES with
+glibc's malloc cache off and a perturb byte, so that bytes a program sends without having
+written them are the same in every replica (keys of your own GLIBC_TUNABLES win).
 
 The program's standard input and output are its own; sigcheck writes to standard error
 only: each finding as a rank makes it (lines starting "sigcheck:"), and when the job ends,
@@ -92,6 +94,7 @@ type mpirunSettings struct {
 	replicate      string // -replicate R, "" when off
 	protocol       string // "" when not given
 	injectReplicas string
+	tunables       string // the user's GLIBC_TUNABLES, which -replicate adds to
 	summaryDir     string
 	encrypt        bool
 	encAlg, nodes  string // "" when not given
@@ -142,6 +145,7 @@ func runMpirun(e *env, args []string) error {
 		return err
 	}
 	set.replicate, set.protocol, set.injectReplicas = rep, proto, reps
+	set.tunables = os.Getenv("GLIBC_TUNABLES")
 	if set.encrypt, set.encAlg, set.nodes, err = encryptSettings(*encryptFlag, *encAlg, *nodes); err != nil {
 		return err
 	}

@@ -40,12 +40,39 @@ func replicateSettings(r int, protocol, replicas string) (rep, proto, reps strin
 	return strconv.Itoa(r), proto, replicas, nil
 }
 
+// replicaTunables are glibc's settings that make the bytes malloc returns
+// the same in every replica: its per-thread cache off (it hands memory
+// back untouched) and a perturb byte (memory malloc returns is filled with
+// its complement). A program that sends bytes it never wrote (a buffer
+// from malloc, partly filled, as hpcc's RandomAccess check and latency
+// test do) would otherwise send what the heap held, which differs between
+// processes, and the replicas' vote would disagree where nothing went
+// wrong. A correct program never reads those bytes, so its results cannot
+// change. Settings of the user's own GLIBC_TUNABLES come first and win.
+const replicaTunables = "glibc.malloc.tcache_count=0:glibc.malloc.perturb=92"
+
+// tunablesFor merges replicaTunables into the user's GLIBC_TUNABLES: a
+// key the user set is left as the user set it.
+func tunablesFor(user string) string {
+	if user == "" {
+		return replicaTunables
+	}
+	out := user
+	for _, kv := range strings.Split(replicaTunables, ":") {
+		k, _, _ := strings.Cut(kv, "=")
+		if !strings.Contains(":"+user, ":"+k+"=") {
+			out += ":" + kv
+		}
+	}
+	return out
+}
+
 // replicateVars are the library's variables for the settings.
 func replicateVars(set mpirunSettings) []string {
 	if set.replicate == "" {
 		return nil
 	}
-	vars := []string{"SIGCHECK_REPLICATE=" + set.replicate}
+	vars := []string{"SIGCHECK_REPLICATE=" + set.replicate, "GLIBC_TUNABLES=" + tunablesFor(set.tunables)}
 	if set.protocol != "" {
 		vars = append(vars, "SIGCHECK_REPLICATE_PROTOCOL="+set.protocol)
 	}

@@ -42,6 +42,9 @@ func TestMpirunReplicateArgs(t *testing.T) {
 			t.Errorf("%q lacks -x %s", got, v)
 		}
 	}
+	if !slices.Contains(got, "GLIBC_TUNABLES="+replicaTunables) {
+		t.Errorf("%q lacks glibc's settings for replicas", got)
+	}
 	if got[len(got)-1] != "./app" {
 		t.Errorf("%q: the program is not last", got)
 	}
@@ -74,6 +77,19 @@ func TestMpirunReplicateSummary(t *testing.T) {
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the summary lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestMpirunReplicaTunables(t *testing.T) {
+	for _, c := range []struct{ user, want string }{
+		{"", replicaTunables},
+		{"glibc.malloc.arena_max=2", "glibc.malloc.arena_max=2:" + replicaTunables},
+		{"glibc.malloc.perturb=0", "glibc.malloc.perturb=0:glibc.malloc.tcache_count=0"},
+		{"glibc.malloc.tcache_count=7:glibc.malloc.perturb=1", "glibc.malloc.tcache_count=7:glibc.malloc.perturb=1"},
+	} {
+		if got := tunablesFor(c.user); got != c.want {
+			t.Errorf("tunablesFor(%q) = %q, want %q", c.user, got, c.want)
 		}
 	}
 }
