@@ -148,6 +148,45 @@
 // Everything else between nodes, other collectives and point-to-point
 // messages, goes in the clear and is counted in the summary.
 //
+// # Replication
+//
+// SIGCHECK_REPLICATE=R (2 or 3) runs a job of R·n processes as n ranks of
+// R replicas each and compares every message between the replicas, as
+// RedMPI (Fiala et al., SC 2012) did from the same place, the profiling
+// interface; channel/replicate is the same design for Go programs. The
+// files are rep*.c and rep.go; docs/replication.md says what is compared
+// and what is not.
+//
+//   - MPI_Init splits the world into R replica worlds (color replica, key
+//     application rank), one of which each process's application sees as
+//     MPI_COMM_WORLD, and n replica sets. Which world rank runs which
+//     replica of which rank is channel/replicate's Spread (replicas of a
+//     rank on distinct nodes) where there are several nodes.
+//   - The replication layer sits above the checking layer: each of the
+//     checking layer's wrappers begins with SC_REP, which hands the call
+//     to rep_X; rep_X translates MPI_COMM_WORLD, does its part, and calls
+//     the checking wrapper again for the message itself with sc_rep_in set
+//     (wrap.py's re-entry guard), so the message is checked as without
+//     replication. The other functions that take a communicator are
+//     generated (virt.c from virt.list by repgen, whose test holds the
+//     list to mpi.h), with Fortran entry points for those that Fortran
+//     programs call.
+//   - Each communicator has a twin over all its replicas, made in the same
+//     collective call (the split of its parent's twin); hashes or copies
+//     go there with the message's own tag. A receiver takes its claim when
+//     its receive completes, from the source and tag in the status, in
+//     MPI's order for that stream: earlier receives that could have
+//     matched the stream take theirs first (repvote.c says why that is
+//     enough, and never waits on a receive that has not matched).
+//   - What timing decides is replica 0's: it calls MPI_Test, MPI_Iprobe,
+//     MPI_Wtime and the rest, and sends the answer down a stream to each
+//     other replica, which follows it; a receive from MPI_ANY_SOURCE is
+//     posted elsewhere only with the envelope replica 0's matched
+//     (repreq.c). Each answer carries its kind, so replicas that went
+//     apart are told so instead of being fed a wrong answer.
+//   - Collectives run as MPI runs them in each replica's world; the
+//     replicas of a rank vote on a hash of what each left there.
+//
 // # Threads
 //
 // Every thread level works. Under MPI_THREAD_MULTIPLE (mpi4py asks for

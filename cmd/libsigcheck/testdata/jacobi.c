@@ -5,9 +5,10 @@
 // "sendrecv"), and every CHECK steps the residual is summed over the ranks
 // (MPI_Allreduce). Rank 0 prints the final residual and a hash of the
 // whole grid, exactly (%a and hex), so that two runs' answers compare bit
-// for bit.
+// for bit; with "time", also the seconds the steps took (MPI_Wtime, which
+// under replication is replica 0's clock).
 //
-//	jacobi [N [STEPS [CHECK [isend|sendrecv]]]]
+//	jacobi [N [STEPS [CHECK [isend|sendrecv [time]]]]]
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -26,7 +27,7 @@ int main(int argc, char **argv) {
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
 	int n = argc > 1 ? atoi(argv[1]) : 128, steps = argc > 2 ? atoi(argv[2]) : 200, check = argc > 3 ? atoi(argv[3]) : 20;
-	int sendrecv = argc > 4 && strcmp(argv[4], "sendrecv") == 0;
+	int sendrecv = argc > 4 && strcmp(argv[4], "sendrecv") == 0, timing = argc > 5 && strcmp(argv[5], "time") == 0;
 	if (n < size || n < 3 || steps < 1) {
 		if (rank == 0) fprintf(stderr, "jacobi: want N ≥ ranks, N ≥ 3, STEPS ≥ 1\n");
 		MPI_Abort(MPI_COMM_WORLD, 2);
@@ -40,6 +41,8 @@ int main(int argc, char **argv) {
 			if (lo + i - 1 == 0) u[i * n + j] = v[i * n + j] = 1.0;
 	int up = rank > 0 ? rank - 1 : MPI_PROC_NULL, down = rank < size - 1 ? rank + 1 : MPI_PROC_NULL;
 	double residual = 0;
+	MPI_Barrier(MPI_COMM_WORLD);
+	double t0 = MPI_Wtime();
 	for (int s = 1; s <= steps; s++) {
 		if (sendrecv) {
 			MPI_Sendrecv(&u[1 * n], n, MPI_DOUBLE, up, 1, &u[(rows + 1) * n], n, MPI_DOUBLE, down, 1, MPI_COMM_WORLD,
@@ -73,6 +76,7 @@ int main(int argc, char **argv) {
 		v = t;
 		if (check > 0 && (s % check == 0 || s == steps)) MPI_Allreduce(&local, &residual, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
 	}
+	double t1 = MPI_Wtime();
 	uint64_t h = fnv(&u[n], (size_t)rows * n * sizeof *u, 1469598103934665603ull);
 	uint64_t *all = rank == 0 ? malloc(sizeof *all * (size_t)size) : NULL;
 	MPI_Gather(&h, 1, MPI_UINT64_T, all, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
@@ -80,6 +84,7 @@ int main(int argc, char **argv) {
 		uint64_t g = fnv(all, sizeof *all * (size_t)size, 1469598103934665603ull);
 		printf("jacobi %d×%d, %d steps on %d ranks: residual %a, grid %016llx\n", n, n, steps, size, residual,
 			(unsigned long long)g);
+		if (timing) printf("time %.6f s\n", t1 - t0);
 	}
 	free(all);
 	free(u);
