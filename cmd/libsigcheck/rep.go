@@ -190,7 +190,7 @@ var repNode string
 var repUncompared = [...]string{
 	"messages on a communicator with no cross-replica twin (intercommunicator, MPI_Comm_idup, spawn, or one the replicas made differently)",
 	"collectives whose results are not voted on (neighbourhood, MPI_Alltoallw, MPI_Ireduce_scatter)",
-	"receives that failed (truncated)",
+	"receives that failed (truncated), or of messages past 2 GiB",
 	"persistent sends the injector skips (they go from the application's buffer)",
 }
 

@@ -51,7 +51,7 @@ typedef struct {
 enum {
 	SC_REP_U_COMM,     // a communicator with no cross-replica twin (intercommunicator, idup, spawn, inconsistent)
 	SC_REP_U_COLL,     // a collective whose result is not voted on
-	SC_REP_U_TRUNC,    // a receive that failed (truncated)
+	SC_REP_U_TRUNC,    // a receive that failed (truncated), or a message past 2 GiB
 	SC_REP_U_PERSIST,  // a persistent send the injector could not aim at
 	SC_REP_NU
 };

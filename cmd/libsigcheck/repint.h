@@ -101,6 +101,7 @@ void rep_pend_add(rep_req *e, int src, int tag);
 void rep_pend_remove(rep_req *e);
 int rep_defers(rep_comm *c, int src);
 void rep_queue_add(rep_req *e);
+void rep_queue_remove(rep_req *e);
 void rep_resolve_for(rep_req *e, const MPI_Status *st);
 int rep_post_recv(rep_req *e, int src, int tag);
 

@@ -219,6 +219,8 @@ void rep_queue_add(rep_req *e) {
 	c->q_tail = e;
 }
 
+void rep_queue_remove(rep_req *e) { q_remove(e); }
+
 static void q_remove(rep_req *e) {
 	if (!e->inq) return;
 	rep_comm *c = e->c;

@@ -326,6 +326,9 @@ int rep_Request_free(MPI_Request *r) {
 	REP_ENTER();
 	rep_req *e = rep_req_get(*r);
 	int rc = MPI_SUCCESS;
+	// Out of the queue in every replica alike: replica 0 keeps its receive
+	// (below), the others never post theirs.
+	if (e && e->kind == REP_RECV) rep_queue_remove(e);
 	if (e && e->kind == REP_RECV && e->active && e->posted && !e->placeholder) {
 		// Kept, and completed by later calls (see zombies).
 		if (nzombies == capzombies) {
