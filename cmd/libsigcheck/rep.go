@@ -34,8 +34,8 @@ func scGoRepInit(rank, size C.int, out *C.sc_rep_cfg) C.int {
 		err = fmt.Errorf("SIGCHECK_REPLICATE=%d: the job has %d ranks, not a multiple of %d (run %d·n ranks for n ranks of the application)",
 			c.r, size, c.r, c.r)
 	}
-	if err == nil && c.hosts != nil && len(c.hosts) != int(size) {
-		err = fmt.Errorf("SIGCHECK_TEST_HOSTS names %d nodes for %d ranks", len(c.hosts), size)
+	if err == nil && c.testHookHosts != nil && len(c.testHookHosts) != int(size) {
+		err = fmt.Errorf("SIGCHECK_TEST_HOSTS names %d nodes for %d ranks", len(c.testHookHosts), size)
 	}
 	if err != nil {
 		if rank == 0 {
@@ -72,10 +72,10 @@ func scGoRepInit(rank, size C.int, out *C.sc_rep_cfg) C.int {
 //
 //export scGoRepHost
 func scGoRepHost(w C.int, buf *C.char, n C.int) C.int {
-	if repCfg.hosts == nil || int(w) < 0 || int(w) >= len(repCfg.hosts) {
+	if repCfg.testHookHosts == nil || int(w) < 0 || int(w) >= len(repCfg.testHookHosts) {
 		return -1
 	}
-	return C.int(copy(unsafe.Slice((*byte)(unsafe.Pointer(buf)), int(n)-1), repCfg.hosts[w]))
+	return C.int(copy(unsafe.Slice((*byte)(unsafe.Pointer(buf)), int(n)-1), repCfg.testHookHosts[w]))
 }
 
 // scGoRepPlace fills replica and app, by world rank, from the nodes'

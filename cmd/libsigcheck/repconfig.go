@@ -19,14 +19,14 @@ const (
 
 // repConfig is what the environment asks of replication.
 type repConfig struct {
-	r        int // 0: replication off
-	protocol int // protoMsgPlusHash or protoAllToAll
-	inject   float64
-	replicas uint64 // the injector's replicas, a bit each
-	seed     uint64
-	wait     float64 // seconds
-	perturb  bool    // fill fresh heap memory with one byte (rep.c says why)
-	hosts    []string
+	r             int // 0: replication off
+	protocol      int // protoMsgPlusHash or protoAllToAll
+	inject        float64
+	replicas      uint64 // the injector's replicas, a bit each
+	seed          uint64
+	wait          float64  // seconds
+	perturb       bool     // fill fresh heap memory with one byte (rep.c says why)
+	testHookHosts []string // SIGCHECK_TEST_HOSTS: each world rank's node, as if the job ran on several machines
 }
 
 // defaultWait is how long a replica waits for another before it says
@@ -100,7 +100,7 @@ func parseRepConfig(getenv func(string) string) (repConfig, error) {
 	// A test hook: the node of each rank of MPI_COMM_WORLD, in rank order,
 	// as if the job ran on several machines.
 	if v := getenv("SIGCHECK_TEST_HOSTS"); v != "" {
-		c.hosts = strings.Split(v, ",")
+		c.testHookHosts = strings.Split(v, ",")
 	}
 	return c, nil
 }
