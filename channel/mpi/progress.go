@@ -29,11 +29,15 @@ import (
 // The transport's own goroutine (run) delivers what no receive waits for
 // itself: frames for goroutines that wait without reading (Waiting: a
 // receive from any source, a receive behind another that holds the
-// token, a sender whose payload its receiver must take, the engine's own
-// waits), and, once no receive has held the token for takeover, whatever
-// comes — eager messages whose receives come later, a peer's last word.
-// It spins while anyone waits on it, else naps, longer each time up to
-// maxNap; a Waiting or a Close wakes it at once. A receive that finds it
+// token, the engine's own waits), and, once no receive has held the
+// token for takeover, whatever comes — eager messages whose receives
+// come later, a peer's last word. It spins while anyone waits on it and
+// no receive reads, else naps, longer each time up to maxNap (never
+// spinning then: a rank bound to a core has one processor, and a spin
+// would take it from the goroutine that reads); a Waiting or a Close
+// wakes it at once. A goroutine that waits for MPI otherwise (a large
+// payload's send, a native collective) delivers a frame between its
+// looks if no one holds the token (deliverIfFree). A receive that finds it
 // holding the token asks for it (yield) and gets it at the next frame.
 // A receive that finds another receive holding it leaves the frames to
 // that one (Progress reports false, and the engine calls Waiting), and
@@ -184,16 +188,18 @@ func (t *tx) run() {
 	defer world.live.Done()
 	d := &t.drv
 	var w waiter
-	for {
-		t.housekeep()
+	for looks := 0; ; looks++ {
+		if looks%64 == 0 { // and after every nap (t.nap)
+			t.housekeep()
+		}
 		closing := t.closing()
 		if closing && t.finished() {
 			t.teardown()
 			return
 		}
-		wanted := d.waiters.Load() > 0 || closing
-		if !wanted && time.Now().UnixNano()-d.lastUser.Load() < int64(takeover) {
-			w.idle(d.kick) // receives read for themselves
+		waited := d.waiters.Load() > 0
+		if !waited && !closing && time.Now().UnixNano()-d.lastUser.Load() < int64(takeover) {
+			t.nap(&w, &looks) // receives read for themselves
 			continue
 		}
 		if d.yield.Load() == 0 && d.tok.CompareAndSwap(tokFree, tokLoop) {
@@ -203,20 +209,28 @@ func (t *tx) run() {
 			}
 			d.tok.Store(tokFree)
 			if n > 0 {
-				w = waiter{}
+				w = waiter{timer: w.timer}
 				runtime.Gosched() // the goroutines it woke run now, here
 				continue
 			}
 		}
-		switch {
-		case d.tok.Load() == tokCaller:
-			w.idle(d.kick) // the receive that reads wakes this when done
-		case wanted:
-			w.spinOnly()
-		default:
-			w.idle(d.kick)
+		if waited && d.tok.Load() != tokCaller {
+			w.spinOnly() // a goroutine waits for this one to deliver: look again
+		} else {
+			t.nap(&w, &looks) // nothing came, or a receive reads and wakes this when done
 		}
 	}
+}
+
+// nap is the transport goroutine's pause when no one waits for it: it
+// never spins, since a spin would take the processor from the goroutine
+// that does wait (a rank bound to a core has one), and its naps grow
+// until a kick ends one.
+func (t *tx) nap(w *waiter, looks *int) {
+	if w.sleep(t.drv.kick) {
+		*w = waiter{timer: w.timer}
+	}
+	*looks = -1 // the next look keeps house
 }
 
 // closing says whether Close was called.
@@ -310,17 +324,6 @@ func (w *waiter) pauseFor(wt *transport.Wait) {
 	}
 	if w.sleep(wt.C()) {
 		wt.Return() // the token is its owner's
-	}
-}
-
-// idle is pause for the transport's goroutine, whose naps end early on
-// a kick (which starts its spin again).
-func (w *waiter) idle(kick <-chan struct{}) {
-	if w.spin() {
-		return
-	}
-	if w.sleep(kick) {
-		*w = waiter{timer: w.timer}
 	}
 }
 
