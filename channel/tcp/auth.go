@@ -36,9 +36,12 @@ import (
 // on the wire: both ends count frames. So a frame that is rewritten (a
 // bit anywhere: header, payload, tag), replayed, dropped, reordered, or
 // taken from another link or another job fails its tag, and the receiver
-// drops the link at once with ErrTampered, naming the peer. Nothing is
-// encrypted: authentication, not confidentiality (channel/encrypt seals
-// blocks for that).
+// drops the link at once with ErrTampered, naming the peer. A relay that
+// stops passing frames, or drops the last ones and then nothing more
+// comes, is seen as it is without tags: a link that goes quiet (the
+// receive waits for its context) or closes (the peer is lost). Nothing
+// is encrypted: authentication, not confidentiality (channel/encrypt
+// seals blocks for that).
 //
 // What a receiver does before a tag holds. A header is checked before
 // the engine sees it: no frame is matched, opened or acted on unless its
@@ -60,10 +63,11 @@ import (
 // HMAC-SHA256 (BenchmarkTag); elsewhere Go's GCM is constant-time software,
 // much slower, and AuthOff is the choice for links that need no tags.
 // GMAC takes its input in one call, so a tag covers a chunk: the sender
-// seals each chunk just before the write that carries it
-// (link.sealTo), and the receiver checks each as it lands, so that
-// hashing overlaps the transfer instead of preceding or following all of
-// it. docs/channels.md has what it costs.
+// writes each chunk before it computes its tag, which goes with the next
+// write (link.pieceLimit), and the receiver computes its own as soon as
+// the chunk is in, so that the two ends hash at once and hashing
+// overlaps the transfer instead of preceding or following all of it.
+// docs/channels.md has what it costs.
 //
 // Which links: Config.Auth. AuthAuto, the default, authenticates a link
 // whose two addresses are on different hosts, and not one within a host
@@ -329,6 +333,24 @@ func (tc *link) authFrames(hs []transport.Header, ps [][]byte) {
 	tc.bufs = tc.batch // WriteTo consumes the slice it is given; a local would escape (allocate)
 }
 
+// pieceLimit returns how many bytes the piece of an authenticated write
+// that starts at byte done may hold (writePiece on a link that is not
+// authenticated): up to the next tag not yet computed. A chunk goes
+// before its tag is computed, and the tag with the next piece: the
+// receiver copies the chunk in while the sender computes its tag, and
+// computes its own as soon as the chunk is in, before the tag comes, so
+// that the two ends hash at once rather than one after the other. A tag
+// that comes next is computed now (its chunk is gone).
+func (tc *link) pieceLimit(done int) int {
+	for tc.sealed < len(tc.seals) {
+		if off := tc.seals[tc.sealed].off; off > done {
+			return min(writePiece, off-done)
+		}
+		tc.sealTo(done + 1)
+	}
+	return writePiece
+}
+
 // sealTo computes the tags that lie before byte end of the write.
 func (tc *link) sealTo(end int) {
 	for tc.sealed < len(tc.seals) && tc.seals[tc.sealed].off < end {
@@ -431,16 +453,18 @@ func (tc *link) authFill(b []byte) error {
 		if ar.left > 0 {
 			continue
 		}
-		if err := tc.rd.plain(ar.tag[:]); err != nil {
-			return err
-		}
+		// The chunk's tag is computed before its tag is read: the
+		// sender computes the tag while this end does (pieceLimit).
 		data := ar.span
 		if ar.asideOn {
 			data = ar.aside
 		}
-		ok := ar.in.check(ar.tag[:], ar.in.seq, ar.chunk, data)
+		ar.in.tag(ar.in.want[:], ar.in.seq, ar.chunk, data)
 		ar.span, ar.aside, ar.asideOn = nil, ar.aside[:0], false
-		if !ok {
+		if err := tc.rd.plain(ar.tag[:]); err != nil {
+			return err
+		}
+		if subtle.ConstantTimeCompare(ar.in.want[:], ar.tag[:]) != 1 {
 			return ar.tampered(fmt.Sprintf("payload (chunk %d)", ar.chunk))
 		}
 		ar.chunk++

@@ -8,6 +8,9 @@
 // every connection opens with a handshake in which both ends prove that
 // they know the job's secret (internal/wire), which leaves them a link
 // secret no one else can compute (Endpoint.LinkKey derives keys from it).
+// A link between two hosts then carries every frame under tags of keys
+// derived from that secret, so that a relay on the path can neither
+// rewrite, replay, drop nor reorder frames unseen (Config.Auth; auth.go).
 // Under Open MPI's mpirun on one node no address or secret need be set:
 // rank 0 writes its address to a job file in the job's session
 // directory (ParseJobFile reads it) and the secret is mpirun's key for
@@ -24,10 +27,11 @@
 //
 // Files: tcp.go (Config, Connect, the transport and its links), boot.go
 // (forming the job: accepting, dialing, the handshakes), write.go and
-// read.go (a link's two sides), env.go (the environment and the job
-// file), loopback.go (a job in one process), congestion*.go (the links'
-// congestion control), poll_*.go (reading by polling, writing without
-// waiting).
+// read.go (a link's two sides), auth.go (authenticated links: the frame
+// format, the keys, what is checked when), env.go (the environment and
+// the job file), loopback.go (a job in one process), congestion*.go (the
+// links' congestion control), poll_*.go (reading by polling, writing
+// without waiting).
 //
 // It is not a general-purpose RPC or stream layer: frames are channel's,
 // and a link that breaks is not reopened — the engine reports the peer

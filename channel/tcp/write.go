@@ -73,8 +73,8 @@ func (tc *link) write(ctx context.Context) error {
 	tc.setDeadline(ctx) // a deadline an earlier send's watch left must not fail this one
 	done := 0           // bytes written
 	for tc.try != nil && len(tc.bufs) > 0 {
-		k := tc.takePiece()
-		tc.sealTo(done + k) // an authenticated link's tags in the piece
+		k := tc.takePiece(tc.pieceLimit(done))
+		tc.sealTo(done + k) // an authenticated link's tags in the piece (pieceLimit leaves none)
 		n, err := tc.try.writev(tc.piece)
 		clear(tc.piece) // the callers' buffers are not ours to keep
 		if err != nil {
@@ -96,19 +96,19 @@ func (tc *link) write(ctx context.Context) error {
 	return err
 }
 
-// takePiece sets tc.piece to the first writePiece bytes of tc.bufs (all,
-// if fewer), in at most len(tc.pieces) buffers, without the empty ones,
-// and returns its length. A buffer is cut only if more than pieceSlack
-// of it would be left: frames of 256 KiB of payload are 256 KiB and a
-// header on the wire, and cut at 256 KiB each left a write of 32 bytes.
-func (tc *link) takePiece() int {
+// takePiece sets tc.piece to the first limit bytes of tc.bufs (all, if
+// fewer), in at most len(tc.pieces) buffers, without the empty ones, and
+// returns its length. A buffer is cut only if more than pieceSlack of it
+// would be left: frames of 256 KiB of payload are 256 KiB and a header
+// on the wire, and cut at 256 KiB each left a write of 32 bytes.
+func (tc *link) takePiece(limit int) int {
 	tc.piece = tc.pieces[:0]
 	k := 0
 	for _, b := range tc.bufs {
-		if k >= writePiece || len(tc.piece) == len(tc.pieces) {
+		if k >= limit || len(tc.piece) == len(tc.pieces) {
 			break
 		}
-		if room := writePiece - k; len(b) > room+pieceSlack {
+		if room := limit - k; len(b) > room+pieceSlack {
 			b = b[:room]
 		}
 		if len(b) > 0 {

@@ -45,7 +45,7 @@ func TestWritePieces(t *testing.T) {
 		}
 		var got []byte
 		for step := 0; len(tc.bufs) > 0; step++ {
-			k := tc.takePiece()
+			k := tc.takePiece(writePiece)
 			sum := 0
 			for _, b := range tc.piece {
 				if len(b) == 0 {
@@ -117,7 +117,7 @@ func TestWritePieceSizes(t *testing.T) {
 		tc.bufs = net.Buffers{hdr, make([]byte, c.payload)}
 		var got []int
 		for len(tc.bufs) > 0 {
-			k := tc.takePiece()
+			k := tc.takePiece(writePiece)
 			got = append(got, k)
 			consume(&tc.bufs, k)
 		}
