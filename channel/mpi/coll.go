@@ -125,9 +125,7 @@ type orphan struct {
 func (t *tx) reapOrphans() {
 	kept := t.orphan[:0]
 	for _, o := range t.orphan {
-		var done, src, count, errc C.int
-		C.sc_test(o.req, &done, &src, &count, &errc)
-		if done == 0 {
+		if done, _, _, _ := test(o.req); !done {
 			kept = append(kept, o)
 			continue
 		}
@@ -157,15 +155,14 @@ func await(ctx context.Context, req request, stop, between func() bool) (status,
 	var w waiter
 	canceled := false
 	for {
-		var done, src, count, errc C.int
 		lockMPI()
-		C.sc_test(req, &done, &src, &count, &errc)
+		done, src, count, errc := test(req)
 		mpiMu.Unlock()
-		if done != 0 {
+		if done {
 			if canceled {
 				return status{}, errWithdrawn
 			}
-			return status{int(src), int(count)}, mpiError("MPI_Test", errc)
+			return status{src, count}, mpiError("MPI_Test", errc)
 		}
 		if ctx != nil && ctx.Err() != nil {
 			return status{}, ctx.Err()

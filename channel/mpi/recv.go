@@ -66,15 +66,14 @@ func (r *receiver) free() {
 // deliverOne polls the ring once and delivers the frame that came, if
 // one did. Only the token's holder calls it.
 func (t *tx) deliverOne() bool {
-	var src, count, errc C.int
-	var msg *C.char
 	deferToWaiters()
 	mpiMu.Lock()
 	if t.torn {
 		mpiMu.Unlock()
 		return false
 	}
-	rc := C.sc_ring_poll(t.ring, &src, &count, &errc, &msg)
+	rc := C.sc_ring_poll(t.ring, out)
+	src, count, errc, msg := out.src, out.count, out.err, out.msg
 	mpiMu.Unlock()
 	switch rc {
 	case 0:

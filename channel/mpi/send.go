@@ -167,13 +167,13 @@ func (t *tx) sendSmall(ctx context.Context, dst int, h *channel.Header, payload 
 func (t *tx) trySmall(dst int, h *channel.Header, payload []byte) (bool, error) {
 	var hb [channel.HeaderSize]byte
 	h.Put(hb[:])
-	var fdst, ferr C.int
 	lockMPI()
 	if t.torn {
 		mpiMu.Unlock()
 		return false, channel.ErrClosed
 	}
-	rc := C.sc_slots_send(t.slots, unsafe.Pointer(&hb[0]), channel.HeaderSize, cptr(payload), C.int(len(payload)), C.int(dst), tagFrame, &fdst, &ferr)
+	rc := C.sc_slots_send(t.slots, unsafe.Pointer(&hb[0]), channel.HeaderSize, cptr(payload), C.int(len(payload)), C.int(dst), tagFrame, out)
+	fdst, ferr := out.faildst, out.failerr
 	mpiMu.Unlock()
 	runtime.KeepAlive(payload)
 	t.sendFailed(fdst, ferr)
@@ -209,13 +209,13 @@ func (t *tx) postHeader(ctx context.Context, dst int, h *channel.Header, then fu
 	h.Put(hb[:])
 	var w waiter
 	for {
-		var fdst, ferr C.int
 		lockMPI()
 		if t.torn {
 			mpiMu.Unlock()
 			return channel.ErrClosed
 		}
-		rc := C.sc_slots_send(t.slots, unsafe.Pointer(&hb[0]), channel.HeaderSize, 0, 0, C.int(dst), tagFrame, &fdst, &ferr)
+		rc := C.sc_slots_send(t.slots, unsafe.Pointer(&hb[0]), channel.HeaderSize, 0, 0, C.int(dst), tagFrame, out)
+		fdst, ferr := out.faildst, out.failerr
 		if rc == C.MPI_SUCCESS {
 			rc = then()
 		}
@@ -289,11 +289,10 @@ func (t *tx) postPinned(ctx context.Context, dst int, h *channel.Header, payload
 func (t *tx) awaitPinned(dst int, req request) error {
 	var w waiter
 	for {
-		var done, src, count, errc C.int
 		lockMPI()
-		C.sc_test(req, &done, &src, &count, &errc)
+		done, _, _, errc := test(req)
 		mpiMu.Unlock()
-		if done != 0 {
+		if done {
 			if err := mpiError("MPI_Isend", errc); err != nil {
 				return t.broke(dst, err)
 			}

@@ -79,19 +79,20 @@ int sc_comm_free(MPI_Comm *c) { return MPI_Comm_free(c); }
 
 MPI_Request sc_null_request(void) { return MPI_REQUEST_NULL; }
 
-// sc_test tests one request; on completion it reports the message's
-// source, byte count and error.
-int sc_test(MPI_Request *r, int *done, int *source, int *count, int *err) {
+// sc_test tests one request; on completion (done) it reports the
+// message's source, byte count and error.
+int sc_test(MPI_Request *r, sc_out *o) {
 	MPI_Status st;
-	int rc = MPI_Test(r, done, &st);
+	int rc = MPI_Test(r, &o->done, &st);
 	// A single completion reports an error by its return value (MPI_ERROR
 	// of the status is left undefined).
-	if (*done || rc != MPI_SUCCESS) {
-		*done = 1;
-		*source = st.MPI_SOURCE;
-		*err = rc;
-		if (*err == MPI_SUCCESS && MPI_Get_count(&st, MPI_BYTE, count) != MPI_SUCCESS) {
-			*count = -1;
+	if (o->done || rc != MPI_SUCCESS) {
+		o->done = 1;
+		o->src = st.MPI_SOURCE;
+		o->err = rc;
+		o->count = 0;
+		if (rc == MPI_SUCCESS && MPI_Get_count(&st, MPI_BYTE, &o->count) != MPI_SUCCESS) {
+			o->count = -1;
 		}
 	}
 	return rc;

@@ -4,6 +4,10 @@ package mpi
 
 /*
 #cgo pkg-config: ompi-c
+#cgo nocallback sc_test
+#cgo nocallback sc_isend_go
+#cgo nocallback sc_irecv_go
+#cgo nocallback sc_isend
 #include "shim.h"
 */
 import "C"
@@ -12,6 +16,18 @@ import (
 	"fmt"
 	"unsafe"
 )
+
+// out is where the C calls that poll report what they found (sc_out):
+// one for the process, read and written only under mpiMu.
+var out = (*C.sc_out)(C.calloc(1, C.sizeof_sc_out))
+
+// test tests req (MPI_Test) and reports whether it is done, and then its
+// message's source, length and error. Under mpiMu.
+func test(req request) (done bool, src, count int, errc C.int) {
+	out.done = 0
+	C.sc_test(req, out)
+	return out.done != 0, int(out.src), int(out.count), out.err
+}
 
 // request is an MPI request handle in C memory, where MPI may write it
 // after the call that started it has returned.

@@ -14,7 +14,15 @@ int sc_idup(MPI_Comm *c, MPI_Request *r);
 void sc_errors_return(MPI_Comm c);
 int sc_comm_free(MPI_Comm *c);
 MPI_Request sc_null_request(void);
-int sc_test(MPI_Request *r, int *done, int *source, int *count, int *err);
+// sc_out is where the calls that poll report what they found: one, in C
+// memory, for the whole process, used under the MPI lock (a Go pointer
+// to a result would cost every call cgo's pointer check).
+typedef struct {
+	int done, src, count, err, faildst, failerr;
+	char *msg;
+} sc_out;
+
+int sc_test(MPI_Request *r, sc_out *o);
 int sc_isend(void *buf, int n, int dst, int tag, MPI_Comm c, MPI_Request *r);
 int sc_irecv(void *buf, int n, int src, int tag, MPI_Comm c, MPI_Request *r);
 int sc_isend_go(uintptr_t buf, int n, int dst, int tag, MPI_Comm c, MPI_Request *r);
@@ -33,15 +41,15 @@ int sc_max_error_string(void);
 // there (slots.c).
 typedef struct sc_slots sc_slots;
 sc_slots *sc_slots_new(MPI_Comm c, int n, int cap);
-int sc_slots_send(sc_slots *s, const void *h, int hn, uintptr_t p, int pn, int dst, int tag, int *faildst, int *failerr);
-int sc_slots_busy(sc_slots *s, int *faildst, int *failerr);
+int sc_slots_send(sc_slots *s, const void *h, int hn, uintptr_t p, int pn, int dst, int tag, sc_out *o);
+int sc_slots_busy(sc_slots *s, sc_out *o);
 void sc_slots_free(sc_slots *s);
 
 // The receive ring: receives posted ahead for frames from any rank
 // (ring.c).
 typedef struct sc_ring sc_ring;
 sc_ring *sc_ring_new(MPI_Comm c, int n, int cap, int tag, int *err);
-int sc_ring_poll(sc_ring *r, int *src, int *count, int *err, char **msg);
+int sc_ring_poll(sc_ring *r, sc_out *o);
 void sc_ring_free(sc_ring *r);
 
 // sc_busy is what sc_slots_send returns when every slot still has a

@@ -74,17 +74,17 @@ static void reap(sc_slots *s) {
 }
 
 // failed reports (and forgets) slot i's failed send, if it failed.
-static void failed(sc_slots *s, int i, int *faildst, int *failerr) {
-	if (s->err[i] != MPI_SUCCESS && *failerr == MPI_SUCCESS) {
-		*faildst = s->dst[i];
-		*failerr = s->err[i];
+static void failed(sc_slots *s, int i, sc_out *o) {
+	if (s->err[i] != MPI_SUCCESS && o->failerr == MPI_SUCCESS) {
+		o->faildst = s->dst[i];
+		o->failerr = s->err[i];
 		s->err[i] = MPI_SUCCESS;
 	}
 }
 
 // take returns a free slot, or -1: the next one in turn if its send is
 // done, else the first that reap finds done.
-static int take(sc_slots *s, int *faildst, int *failerr) {
+static int take(sc_slots *s, sc_out *o) {
 	int i = s->next;
 	if (s->req[i] != MPI_REQUEST_NULL) {
 		reap(s);
@@ -95,7 +95,7 @@ static int take(sc_slots *s, int *faildst, int *failerr) {
 			return -1;
 		}
 	}
-	failed(s, i, faildst, failerr);
+	failed(s, i, o);
 	s->next = (i + 1) % s->n;
 	return i;
 }
@@ -103,11 +103,11 @@ static int take(sc_slots *s, int *faildst, int *failerr) {
 // sc_slots_send sends the frame h (hn bytes) followed by p (pn bytes;
 // hn + pn at most the slots' size) to dst with tag: 0, sc_busy if no slot
 // is free (nothing is sent), or an MPI error code. A slot's earlier send
-// that failed is reported in faildst and failerr (MPI_SUCCESS if none),
-// whatever the result.
-int sc_slots_send(sc_slots *s, const void *h, int hn, uintptr_t p, int pn, int dst, int tag, int *faildst, int *failerr) {
-	*failerr = MPI_SUCCESS;
-	int i = take(s, faildst, failerr);
+// that failed is reported in o's faildst and failerr (MPI_SUCCESS if
+// none), whatever the result.
+int sc_slots_send(sc_slots *s, const void *h, int hn, uintptr_t p, int pn, int dst, int tag, sc_out *o) {
+	o->failerr = MPI_SUCCESS;
+	int i = take(s, o);
 	if (i < 0) {
 		return sc_busy;
 	}
@@ -123,13 +123,13 @@ int sc_slots_send(sc_slots *s, const void *h, int hn, uintptr_t p, int pn, int d
 // sc_slots_busy completes what it can and returns how many sends are
 // still under way; one failed send, if any, is reported as by
 // sc_slots_send.
-int sc_slots_busy(sc_slots *s, int *faildst, int *failerr) {
-	*failerr = MPI_SUCCESS;
+int sc_slots_busy(sc_slots *s, sc_out *o) {
+	o->failerr = MPI_SUCCESS;
 	reap(s);
 	int busy = 0;
 	for (int i = 0; i < s->n; i++) {
 		busy += s->req[i] != MPI_REQUEST_NULL;
-		failed(s, i, faildst, failerr);
+		failed(s, i, o);
 	}
 	return busy;
 }
@@ -180,16 +180,16 @@ sc_ring *sc_ring_new(MPI_Comm c, int n, int cap, int tag, int *err) {
 }
 
 // sc_ring_poll posts again the slot it handed out last, then tests the
-// head: 0 if no message has come, 1 with the message (its source, length
-// and bytes, valid until the next call; err is MPI's error for it, such
-// as MPI_ERR_TRUNCATE for one longer than cap), or -1 with err if the
-// slot could not be posted again.
-int sc_ring_poll(sc_ring *r, int *src, int *count, int *err, char **msg) {
+// head: 0 if no message has come, 1 with the message in o (its source,
+// length and bytes, valid until the next call; err is MPI's error for
+// it, such as MPI_ERR_TRUNCATE for one longer than cap), or -1 with err
+// if the slot could not be posted again.
+int sc_ring_poll(sc_ring *r, sc_out *o) {
 	if (r->held >= 0) {
 		int rc = post(r, r->held);
 		r->held = -1;
 		if (rc != MPI_SUCCESS) {
-			*err = rc;
+			o->err = rc;
 			return -1;
 		}
 	}
@@ -202,13 +202,13 @@ int sc_ring_poll(sc_ring *r, int *src, int *count, int *err, char **msg) {
 	}
 	// A single completion reports an error by its return value (the
 	// status's MPI_ERROR is left undefined).
-	*src = st.MPI_SOURCE;
-	*err = rc;
-	*count = 0;
-	if (rc == MPI_SUCCESS && MPI_Get_count(&st, MPI_BYTE, count) != MPI_SUCCESS) {
-		*count = -1;
+	o->src = st.MPI_SOURCE;
+	o->err = rc;
+	o->count = 0;
+	if (rc == MPI_SUCCESS && MPI_Get_count(&st, MPI_BYTE, &o->count) != MPI_SUCCESS) {
+		o->count = -1;
 	}
-	*msg = r->buf + (size_t)i * r->cap;
+	o->msg = r->buf + (size_t)i * r->cap;
 	r->req[i] = MPI_REQUEST_NULL;
 	r->held = i;
 	r->head = (i + 1) % r->n;

@@ -89,9 +89,8 @@ func (s *stage) reap() bool {
 			break
 		}
 		if req := reqAt(s.reqs, s.first); !isNull(req) {
-			var done, src, count, errc C.int
-			C.sc_test(req, &done, &src, &count, &errc)
-			if done == 0 {
+			done, _, _, errc := test(req)
+			if !done {
 				break
 			}
 			if err := mpiError("MPI_Isend", errc); err != nil {

@@ -300,16 +300,13 @@ func (t *tx) teardown() {
 	var w waiter
 	for {
 		lockMPI()
-		var dst, ferr C.int
-		idle := C.sc_slots_busy(t.slots, &dst, &ferr) == 0
+		idle := C.sc_slots_busy(t.slots, out) == 0
 		idle = t.stage.reap() && idle
 		t.reapOrphans()
 		idle = idle && len(t.orphan) == 0
 		for p := range t.size {
 			if idle && !isNull(reqAt(t.byeReq, p)) {
-				var done, src, count, errc C.int
-				C.sc_test(reqAt(t.byeReq, p), &done, &src, &count, &errc)
-				idle = done != 0
+				idle, _, _, _ = test(reqAt(t.byeReq, p))
 			}
 		}
 		if idle {
