@@ -25,6 +25,7 @@
 // case this cannot order, documented in docs/replication.md).
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include "repint.h"
 #include "_cgo_export.h"
 
@@ -298,20 +299,44 @@ void rep_resolve_for(rep_req *e, const MPI_Status *st) {
 	int32_t stackbuf[3 * 16], *env = m < 16 ? stackbuf : malloc(sizeof(int32_t) * 3 * (size_t)(m + 1));
 	if (!env) rep_fail();
 	if (sc_rep_replica == 0) {
-		int i = 0;
-		for (rep_req *w = c->q_head; w && w != e; w = w->qnext) {
-			if (!w->unres) continue;
-			int done = 0;
-			MPI_Status ws;
-			// A wildcard that matched is complete at once on shared
-			// memory, or in a few rounds of progress for a long
-			// message; one still open after them has matched nothing.
-			for (int k = 0; k < 64 && !done; k++) PMPI_Request_get_status(w->real, &done, &ws);
-			if (done) env_of(&ws, &env[3 * i]);
-			else env[3 * i] = ENV_OPEN, env[3 * i + 1] = env[3 * i + 2] = 0;
-			i++;
-		}
 		env_of(st, &env[3 * m]);
+		// Backwards from e: a wildcard that could have matched a message
+		// a receive posted after it matched (same communicator, its tag
+		// or MPI_ANY_TAG; its source is any) has, by MPI's
+		// non-overtaking rule, matched an earlier message: it may still
+		// be in transfer, and replica 0 waits for it to complete. Only a
+		// wildcard that none of the later receives' messages could match
+		// may have matched nothing; one still open after a few rounds of
+		// progress is reported open.
+		rep_req *wstack[16], **ws = m <= 16 ? wstack : malloc(sizeof *ws * (size_t)m);
+		if (!ws) rep_fail();
+		int i = 0;
+		for (rep_req *w = c->q_head; w && w != e; w = w->qnext)
+			if (w->unres) ws[i++] = w;
+		for (i = m - 1; i >= 0; i--) {
+			rep_req *w = ws[i];
+			int must = 0;
+			for (int j = i + 1; j <= m && !must; j++) {
+				int32_t *x = &env[3 * j];
+				if (x[0] != ENV_MATCHED || x[1] == MPI_PROC_NULL || x[1] < 0) continue;
+				must = w->tag == MPI_ANY_TAG || w->tag == x[2];
+			}
+			int done = 0;
+			MPI_Status wst;
+			double deadline = 0;
+			for (unsigned k = 0; !done; k++) {
+				PMPI_Request_get_status(w->real, &done, &wst);
+				if (done || (!must && k >= 64)) break;
+				if (k < 64 || (k & 255)) continue;
+				double now = PMPI_Wtime();
+				if (deadline == 0) deadline = now + sc_rep_conf.wait;
+				else if (now > deadline) rep_timeout("a wildcard receive to complete, whose message a later receive's proves matched");
+				sched_yield();
+			}
+			if (done) env_of(&wst, &env[3 * i]);
+			else env[3 * i] = ENV_OPEN, env[3 * i + 1] = env[3 * i + 2] = 0;
+		}
+		if (ws != wstack) free(ws);
 		rep_ctl_send(CTL_RESOLVE, env, (int)sizeof(int32_t) * 3 * (m + 1));
 	} else {
 		rep_ctl_recv(CTL_RESOLVE, env, (int)sizeof(int32_t) * 3 * (m + 1));
