@@ -401,13 +401,21 @@ static rep_req *msg_take(MPI_Message m) {
 	return NULL;
 }
 
+// behind_wildcard says whether receives on vc wait in the queue (posted
+// in replica 0, not yet elsewhere): then even a probe of one source could
+// see another message elsewhere than in replica 0.
+static int behind_wildcard(MPI_Comm vc) {
+	rep_comm *c = rep_comm_get(vc);
+	return c && c->q_head;
+}
+
 int rep_Mprobe(int src, int tag, MPI_Comm comm, MPI_Message *m, MPI_Status *st) {
 	REP_ENTER();
 	MPI_Comm vc = sc_rep_vc(comm);
 	MPI_Status tmp;
 	MPI_Status *s = st == MPI_STATUS_IGNORE ? &tmp : st;
 	int rc;
-	if (src == MPI_ANY_SOURCE) {
+	if (src == MPI_ANY_SOURCE || behind_wildcard(vc)) {
 		int32_t env[3] = {0, 0, 0};
 		if (sc_rep_replica == 0) {
 			rc = MPI_Mprobe(src, tag, vc, m, s);
@@ -419,7 +427,7 @@ int rep_Mprobe(int src, int tag, MPI_Comm comm, MPI_Message *m, MPI_Status *st) 
 			rep_ctl_recv(CTL_MPROBE, env, sizeof env);
 			rc = env[0] == MPI_SUCCESS ? MPI_Mprobe(env[1], env[2], vc, m, s) : env[0];
 		}
-		sc_rep_count.wildcards++;
+		if (src == MPI_ANY_SOURCE) sc_rep_count.wildcards++;
 	} else {
 		rc = MPI_Mprobe(src, tag, vc, m, s);
 	}
@@ -488,7 +496,8 @@ int rep_Imrecv(void *buf, int count, MPI_Datatype dt, MPI_Message *m, MPI_Reques
 
 // Probes are answered by replica 0: a probe of one source sees the same
 // message in every replica, but maybe not yet; one of any source could
-// see another.
+// see another, and so could one of one source while receives wait in the
+// communicator's queue (repreq.c), posted in replica 0 and not elsewhere.
 typedef struct {
 	int32_t rc, flag;
 	MPI_Status st;
@@ -496,7 +505,7 @@ typedef struct {
 
 int MPI_Probe(int src, int tag, MPI_Comm comm, MPI_Status *st) {
 	MPI_Comm vc = sc_rep_vc(comm);
-	if (!sc_rep_on || sc_rep_in || src != MPI_ANY_SOURCE) return PMPI_Probe(src, tag, vc, st);
+	if (!sc_rep_on || sc_rep_in || (src != MPI_ANY_SOURCE && !behind_wildcard(vc))) return PMPI_Probe(src, tag, vc, st);
 	REP_ENTER();
 	probe_answer a;
 	memset(&a, 0, sizeof a);
