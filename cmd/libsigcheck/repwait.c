@@ -12,6 +12,7 @@
 // waiting for exactly those answers.
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include "repint.h"
 #include "_cgo_export.h"
 
@@ -379,9 +380,61 @@ int MPI_Request_get_status(MPI_Request r, int *flag, MPI_Status *st) {
 	return a.rc;
 }
 
+// A cancel's outcome is agreed: MPI may cancel a receive in one replica
+// and let its message match in another. A receive posted in every
+// replica (not waiting in the queue) is cancelled in each, and each waits
+// for its outcome; it stays cancelled only if it was in all of them.
+// Otherwise the message is there for every replica (each replica's
+// sender sent it): a replica whose cancel took posts the receive again,
+// with the envelope another replica's matched, and the application's
+// request completes with that receive. A receive still waiting in the
+// queue is replica 0's alone to cancel: the others follow its outcome
+// when it is resolved (repreq.c).
+static int cancel_agreed(rep_req *e) {
+	MPI_Status st;
+	int rc = MPI_SUCCESS, done = 0;
+	if (e->real == MPI_REQUEST_NULL) cancelled_status(&st), done = 1;
+	else if ((rc = PMPI_Cancel(&e->real)) != MPI_SUCCESS) return rc;
+	double deadline = 0;
+	for (unsigned k = 0; !done; k++) {
+		PMPI_Request_get_status(e->real, &done, &st);
+		if (done) break;
+		if (k < 64 || (k & 255)) continue;
+		double now = PMPI_Wtime();
+		if (deadline == 0) deadline = now + sc_rep_conf.wait;
+		else if (now > deadline) rep_timeout("a cancelled receive to complete");
+		sched_yield();
+	}
+	int cx = 0;
+	PMPI_Test_cancelled(&st, &cx);
+	int32_t mine[3] = {cx, st.MPI_SOURCE, st.MPI_TAG}, *all = malloc(sizeof mine * (size_t)sc_rep_conf.r);
+	if (!all) rep_fail();
+	MPI_Request q;
+	PMPI_Iallgather(mine, 3, MPI_INT32_T, all, 3, MPI_INT32_T, rep_set, &q);
+	rep_wait_req(&q, MPI_STATUS_IGNORE, "the other replicas' outcome of MPI_Cancel");
+	int j = 0;
+	while (j < sc_rep_conf.r && all[3 * j]) j++;
+	if (cx && j < sc_rep_conf.r) {
+		// Matched elsewhere: receive it here too. The cancelled request
+		// stays the application's handle, freed at completion.
+		if (e->real != MPI_REQUEST_NULL && e->real != e->app) MPI_Wait(&e->real, MPI_STATUS_IGNORE);
+		e->placeholder = 1;
+		rc = rep_post_recv(e, all[3 * j + 1], all[3 * j + 2]);
+		if (rc != MPI_SUCCESS) e->real = MPI_REQUEST_NULL;
+	}
+	free(all);
+	return rc;
+}
+
 int MPI_Cancel(MPI_Request *r) {
 	if (!sc_rep_on || sc_rep_in) return PMPI_Cancel(r);
 	rep_req *e = rep_req_get(*r);
+	if (e && e->kind == REP_RECV && !e->inq && !e->persistent && e->active && !e->cancelled && sc_rep_conf.r > 1) {
+		REP_ENTER();
+		int rc = cancel_agreed(e);
+		REP_LEAVE();
+		return rc;
+	}
 	if (e && e->placeholder) {
 		// Not posted here: replica 0's cancel decides, and says so when
 		// the receive completes.
