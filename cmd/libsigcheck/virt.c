@@ -278,6 +278,59 @@ int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win) {
 // mpi_x__, MPI_X, and use mpi_f08's mpi_x_f08_), as fortran.c defines its
 // own; an f08 handle is one INTEGER and an absent ierror a null pointer.
 typedef MPI_Fint sc_vf;
+#include <stdlib.h>
+
+// Open MPI's addresses behind Fortran's MPI_IN_PLACE, MPI_BOTTOM and
+// MPI_UNWEIGHTED, as in fortran.c.
+extern int mpi_fortran_in_place_ __attribute__((weak));
+extern int mpi_fortran_bottom_ __attribute__((weak));
+extern int mpi_fortran_unweighted_ __attribute__((weak));
+extern int mpi_fortran_weights_empty_ __attribute__((weak));
+
+static void *sc_vf_buf(void *p) {
+	if (p == (void *)&mpi_fortran_in_place_) return MPI_IN_PLACE;
+	if (p == (void *)&mpi_fortran_bottom_) return MPI_BOTTOM;
+	return p;
+}
+
+static int *sc_vf_weights(sc_vf *w) {
+	if (w == &mpi_fortran_unweighted_) return MPI_UNWEIGHTED;
+	if (w == &mpi_fortran_weights_empty_) return MPI_WEIGHTS_EMPTY;
+	return (int *)w;
+}
+
+// sc_vf_types converts a Fortran array of datatypes: one per process of
+// the communicator (of its remote group, for an intercommunicator) for
+// which 0, or one per neighbour of its topology, its sources for which 1
+// and its destinations for 2. Freed by the caller.
+static MPI_Datatype *sc_vf_types(const sc_vf *f, sc_vf comm, int which) {
+	MPI_Comm c = sc_rep_vc(PMPI_Comm_f2c(comm));
+	int n = 0, inter = 0, topo = MPI_UNDEFINED;
+	if (which == 0) {
+		PMPI_Comm_test_inter(c, &inter);
+		if (inter) PMPI_Comm_remote_size(c, &n);
+		else PMPI_Comm_size(c, &n);
+	} else {
+		PMPI_Topo_test(c, &topo);
+		if (topo == MPI_CART) {
+			PMPI_Cartdim_get(c, &n);
+			n *= 2;
+		} else if (topo == MPI_GRAPH) {
+			int me;
+			PMPI_Comm_rank(c, &me);
+			PMPI_Graph_neighbors_count(c, me, &n);
+		} else if (topo == MPI_DIST_GRAPH) {
+			int in = 0, out = 0, w = 0;
+			PMPI_Dist_graph_neighbors_count(c, &in, &out, &w);
+			n = which == 1 ? in : out;
+		}
+	}
+	MPI_Datatype *t = malloc(sizeof *t * (size_t)(n > 0 ? n : 1));
+	if (!t) abort();
+	for (int i = 0; i < n; i++) t[i] = PMPI_Type_f2c(f[i]);
+	return t;
+}
+
 #define VF_ALIAS(name, lo, PARAMS) void name PARAMS __attribute__((alias("sc_vf_" #lo)));
 #define VFORTRAN(UP, lo, PARAMS)                \
 	static void sc_vf_##lo PARAMS;              \
@@ -463,3 +516,212 @@ double mpi_wtime_(void) __attribute__((alias("sc_vf_wtime")));
 double mpi_wtime__(void) __attribute__((alias("sc_vf_wtime")));
 double MPI_WTIME(void) __attribute__((alias("sc_vf_wtime")));
 double MPI_Wtime_f08(void) __attribute__((alias("sc_vf_wtime")));
+
+VFORTRAN(ALLTOALLW, alltoallw, (void *a0, sc_vf *a1, sc_vf *a2, sc_vf *a3, void *a4, sc_vf *a5, sc_vf *a6, sc_vf *a7, sc_vf *a8, sc_vf *ierr)) {
+	MPI_Datatype *t3 = sc_vf_types(a3, *a8, 0);
+	MPI_Datatype *t7 = sc_vf_types(a7, *a8, 0);
+	int rc = MPI_Alltoallw(sc_vf_buf(a0), (int *)a1, (int *)a2, t3, sc_vf_buf(a4), (int *)a5, (int *)a6, t7, PMPI_Comm_f2c(*a8));
+	free(t3);
+	free(t7);
+	if (ierr) *ierr = (sc_vf)rc;
+}
+
+VFORTRAN(IALLTOALLW, ialltoallw, (void *a0, sc_vf *a1, sc_vf *a2, sc_vf *a3, void *a4, sc_vf *a5, sc_vf *a6, sc_vf *a7, sc_vf *a8, sc_vf *a9, sc_vf *ierr)) {
+	MPI_Datatype *t3 = sc_vf_types(a3, *a8, 0);
+	MPI_Datatype *t7 = sc_vf_types(a7, *a8, 0);
+	MPI_Request q9 = MPI_REQUEST_NULL;
+	int rc = MPI_Ialltoallw(sc_vf_buf(a0), (int *)a1, (int *)a2, t3, sc_vf_buf(a4), (int *)a5, (int *)a6, t7, PMPI_Comm_f2c(*a8), &q9);
+	if (rc == MPI_SUCCESS) {
+		*a9 = PMPI_Request_c2f(q9);
+	}
+	free(t3);
+	free(t7);
+	if (ierr) *ierr = (sc_vf)rc;
+}
+
+VFORTRAN(CART_MAP, cart_map, (sc_vf *a0, sc_vf *a1, sc_vf *a2, sc_vf *a3, sc_vf *a4, sc_vf *ierr)) {
+	int rc = MPI_Cart_map(PMPI_Comm_f2c(*a0), *a1, (int *)a2, (int *)a3, (int *)a4);
+	if (ierr) *ierr = (sc_vf)rc;
+}
+
+VFORTRAN(COMM_GET_INFO, comm_get_info, (sc_vf *a0, sc_vf *a1, sc_vf *ierr)) {
+	MPI_Info i1 = MPI_INFO_NULL;
+	int rc = MPI_Comm_get_info(PMPI_Comm_f2c(*a0), &i1);
+	if (rc == MPI_SUCCESS) {
+		*a1 = PMPI_Info_c2f(i1);
+	}
+	if (ierr) *ierr = (sc_vf)rc;
+}
+
+VFORTRAN(COMM_SET_INFO, comm_set_info, (sc_vf *a0, sc_vf *a1, sc_vf *ierr)) {
+	int rc = MPI_Comm_set_info(PMPI_Comm_f2c(*a0), PMPI_Info_f2c(*a1));
+	if (ierr) *ierr = (sc_vf)rc;
+}
+
+VFORTRAN(COMM_IDUP, comm_idup, (sc_vf *a0, sc_vf *a1, sc_vf *a2, sc_vf *ierr)) {
+	MPI_Comm c1 = MPI_COMM_NULL;
+	MPI_Request q2 = MPI_REQUEST_NULL;
+	int rc = MPI_Comm_idup(PMPI_Comm_f2c(*a0), &c1, &q2);
+	if (rc == MPI_SUCCESS) {
+		*a1 = PMPI_Comm_c2f(c1);
+		*a2 = PMPI_Request_c2f(q2);
+	}
+	if (ierr) *ierr = (sc_vf)rc;
+}
+
+VFORTRAN(DIST_GRAPH_NEIGHBORS, dist_graph_neighbors, (sc_vf *a0, sc_vf *a1, sc_vf *a2, sc_vf *a3, sc_vf *a4, sc_vf *a5, sc_vf *a6, sc_vf *ierr)) {
+	int rc = MPI_Dist_graph_neighbors(PMPI_Comm_f2c(*a0), *a1, (int *)a2, sc_vf_weights(a3), *a4, (int *)a5, sc_vf_weights(a6));
+	if (ierr) *ierr = (sc_vf)rc;
+}
+
+VFORTRAN(GRAPH_GET, graph_get, (sc_vf *a0, sc_vf *a1, sc_vf *a2, sc_vf *a3, sc_vf *a4, sc_vf *ierr)) {
+	int rc = MPI_Graph_get(PMPI_Comm_f2c(*a0), *a1, *a2, (int *)a3, (int *)a4);
+	if (ierr) *ierr = (sc_vf)rc;
+}
+
+VFORTRAN(GRAPH_MAP, graph_map, (sc_vf *a0, sc_vf *a1, sc_vf *a2, sc_vf *a3, sc_vf *a4, sc_vf *ierr)) {
+	int rc = MPI_Graph_map(PMPI_Comm_f2c(*a0), *a1, (int *)a2, (int *)a3, (int *)a4);
+	if (ierr) *ierr = (sc_vf)rc;
+}
+
+VFORTRAN(NEIGHBOR_ALLGATHER, neighbor_allgather, (void *a0, sc_vf *a1, sc_vf *a2, void *a3, sc_vf *a4, sc_vf *a5, sc_vf *a6, sc_vf *ierr)) {
+	int rc = MPI_Neighbor_allgather(sc_vf_buf(a0), *a1, PMPI_Type_f2c(*a2), sc_vf_buf(a3), *a4, PMPI_Type_f2c(*a5), PMPI_Comm_f2c(*a6));
+	if (ierr) *ierr = (sc_vf)rc;
+}
+
+VFORTRAN(NEIGHBOR_ALLGATHERV, neighbor_allgatherv, (void *a0, sc_vf *a1, sc_vf *a2, void *a3, sc_vf *a4, sc_vf *a5, sc_vf *a6, sc_vf *a7, sc_vf *ierr)) {
+	int rc = MPI_Neighbor_allgatherv(sc_vf_buf(a0), *a1, PMPI_Type_f2c(*a2), sc_vf_buf(a3), (int *)a4, (int *)a5, PMPI_Type_f2c(*a6), PMPI_Comm_f2c(*a7));
+	if (ierr) *ierr = (sc_vf)rc;
+}
+
+VFORTRAN(NEIGHBOR_ALLTOALL, neighbor_alltoall, (void *a0, sc_vf *a1, sc_vf *a2, void *a3, sc_vf *a4, sc_vf *a5, sc_vf *a6, sc_vf *ierr)) {
+	int rc = MPI_Neighbor_alltoall(sc_vf_buf(a0), *a1, PMPI_Type_f2c(*a2), sc_vf_buf(a3), *a4, PMPI_Type_f2c(*a5), PMPI_Comm_f2c(*a6));
+	if (ierr) *ierr = (sc_vf)rc;
+}
+
+VFORTRAN(NEIGHBOR_ALLTOALLV, neighbor_alltoallv, (void *a0, sc_vf *a1, sc_vf *a2, sc_vf *a3, void *a4, sc_vf *a5, sc_vf *a6, sc_vf *a7, sc_vf *a8, sc_vf *ierr)) {
+	int rc = MPI_Neighbor_alltoallv(sc_vf_buf(a0), (int *)a1, (int *)a2, PMPI_Type_f2c(*a3), sc_vf_buf(a4), (int *)a5, (int *)a6, PMPI_Type_f2c(*a7), PMPI_Comm_f2c(*a8));
+	if (ierr) *ierr = (sc_vf)rc;
+}
+
+VFORTRAN(NEIGHBOR_ALLTOALLW, neighbor_alltoallw, (void *a0, sc_vf *a1, MPI_Aint *a2, sc_vf *a3, void *a4, sc_vf *a5, MPI_Aint *a6, sc_vf *a7, sc_vf *a8, sc_vf *ierr)) {
+	MPI_Datatype *t3 = sc_vf_types(a3, *a8, 2);
+	MPI_Datatype *t7 = sc_vf_types(a7, *a8, 1);
+	int rc = MPI_Neighbor_alltoallw(sc_vf_buf(a0), (int *)a1, a2, t3, sc_vf_buf(a4), (int *)a5, a6, t7, PMPI_Comm_f2c(*a8));
+	free(t3);
+	free(t7);
+	if (ierr) *ierr = (sc_vf)rc;
+}
+
+VFORTRAN(INEIGHBOR_ALLGATHER, ineighbor_allgather, (void *a0, sc_vf *a1, sc_vf *a2, void *a3, sc_vf *a4, sc_vf *a5, sc_vf *a6, sc_vf *a7, sc_vf *ierr)) {
+	MPI_Request q7 = MPI_REQUEST_NULL;
+	int rc = MPI_Ineighbor_allgather(sc_vf_buf(a0), *a1, PMPI_Type_f2c(*a2), sc_vf_buf(a3), *a4, PMPI_Type_f2c(*a5), PMPI_Comm_f2c(*a6), &q7);
+	if (rc == MPI_SUCCESS) {
+		*a7 = PMPI_Request_c2f(q7);
+	}
+	if (ierr) *ierr = (sc_vf)rc;
+}
+
+VFORTRAN(INEIGHBOR_ALLGATHERV, ineighbor_allgatherv, (void *a0, sc_vf *a1, sc_vf *a2, void *a3, sc_vf *a4, sc_vf *a5, sc_vf *a6, sc_vf *a7, sc_vf *a8, sc_vf *ierr)) {
+	MPI_Request q8 = MPI_REQUEST_NULL;
+	int rc = MPI_Ineighbor_allgatherv(sc_vf_buf(a0), *a1, PMPI_Type_f2c(*a2), sc_vf_buf(a3), (int *)a4, (int *)a5, PMPI_Type_f2c(*a6), PMPI_Comm_f2c(*a7), &q8);
+	if (rc == MPI_SUCCESS) {
+		*a8 = PMPI_Request_c2f(q8);
+	}
+	if (ierr) *ierr = (sc_vf)rc;
+}
+
+VFORTRAN(INEIGHBOR_ALLTOALL, ineighbor_alltoall, (void *a0, sc_vf *a1, sc_vf *a2, void *a3, sc_vf *a4, sc_vf *a5, sc_vf *a6, sc_vf *a7, sc_vf *ierr)) {
+	MPI_Request q7 = MPI_REQUEST_NULL;
+	int rc = MPI_Ineighbor_alltoall(sc_vf_buf(a0), *a1, PMPI_Type_f2c(*a2), sc_vf_buf(a3), *a4, PMPI_Type_f2c(*a5), PMPI_Comm_f2c(*a6), &q7);
+	if (rc == MPI_SUCCESS) {
+		*a7 = PMPI_Request_c2f(q7);
+	}
+	if (ierr) *ierr = (sc_vf)rc;
+}
+
+VFORTRAN(INEIGHBOR_ALLTOALLV, ineighbor_alltoallv, (void *a0, sc_vf *a1, sc_vf *a2, sc_vf *a3, void *a4, sc_vf *a5, sc_vf *a6, sc_vf *a7, sc_vf *a8, sc_vf *a9, sc_vf *ierr)) {
+	MPI_Request q9 = MPI_REQUEST_NULL;
+	int rc = MPI_Ineighbor_alltoallv(sc_vf_buf(a0), (int *)a1, (int *)a2, PMPI_Type_f2c(*a3), sc_vf_buf(a4), (int *)a5, (int *)a6, PMPI_Type_f2c(*a7), PMPI_Comm_f2c(*a8), &q9);
+	if (rc == MPI_SUCCESS) {
+		*a9 = PMPI_Request_c2f(q9);
+	}
+	if (ierr) *ierr = (sc_vf)rc;
+}
+
+VFORTRAN(INEIGHBOR_ALLTOALLW, ineighbor_alltoallw, (void *a0, sc_vf *a1, MPI_Aint *a2, sc_vf *a3, void *a4, sc_vf *a5, MPI_Aint *a6, sc_vf *a7, sc_vf *a8, sc_vf *a9, sc_vf *ierr)) {
+	MPI_Datatype *t3 = sc_vf_types(a3, *a8, 2);
+	MPI_Datatype *t7 = sc_vf_types(a7, *a8, 1);
+	MPI_Request q9 = MPI_REQUEST_NULL;
+	int rc = MPI_Ineighbor_alltoallw(sc_vf_buf(a0), (int *)a1, a2, t3, sc_vf_buf(a4), (int *)a5, a6, t7, PMPI_Comm_f2c(*a8), &q9);
+	if (rc == MPI_SUCCESS) {
+		*a9 = PMPI_Request_c2f(q9);
+	}
+	free(t3);
+	free(t7);
+	if (ierr) *ierr = (sc_vf)rc;
+}
+
+VFORTRAN(IREDUCE_SCATTER, ireduce_scatter, (void *a0, void *a1, sc_vf *a2, sc_vf *a3, sc_vf *a4, sc_vf *a5, sc_vf *a6, sc_vf *ierr)) {
+	MPI_Request q6 = MPI_REQUEST_NULL;
+	int rc = MPI_Ireduce_scatter(sc_vf_buf(a0), sc_vf_buf(a1), (int *)a2, PMPI_Type_f2c(*a3), PMPI_Op_f2c(*a4), PMPI_Comm_f2c(*a5), &q6);
+	if (rc == MPI_SUCCESS) {
+		*a6 = PMPI_Request_c2f(q6);
+	}
+	if (ierr) *ierr = (sc_vf)rc;
+}
+
+VFORTRAN(IREDUCE_SCATTER_BLOCK, ireduce_scatter_block, (void *a0, void *a1, sc_vf *a2, sc_vf *a3, sc_vf *a4, sc_vf *a5, sc_vf *a6, sc_vf *ierr)) {
+	MPI_Request q6 = MPI_REQUEST_NULL;
+	int rc = MPI_Ireduce_scatter_block(sc_vf_buf(a0), sc_vf_buf(a1), *a2, PMPI_Type_f2c(*a3), PMPI_Op_f2c(*a4), PMPI_Comm_f2c(*a5), &q6);
+	if (rc == MPI_SUCCESS) {
+		*a6 = PMPI_Request_c2f(q6);
+	}
+	if (ierr) *ierr = (sc_vf)rc;
+}
+
+VFORTRAN(PACK, pack, (void *a0, sc_vf *a1, sc_vf *a2, void *a3, sc_vf *a4, sc_vf *a5, sc_vf *a6, sc_vf *ierr)) {
+	int rc = MPI_Pack(sc_vf_buf(a0), *a1, PMPI_Type_f2c(*a2), sc_vf_buf(a3), *a4, (int *)a5, PMPI_Comm_f2c(*a6));
+	if (ierr) *ierr = (sc_vf)rc;
+}
+
+VFORTRAN(UNPACK, unpack, (void *a0, sc_vf *a1, sc_vf *a2, void *a3, sc_vf *a4, sc_vf *a5, sc_vf *a6, sc_vf *ierr)) {
+	int rc = MPI_Unpack(sc_vf_buf(a0), *a1, (int *)a2, sc_vf_buf(a3), *a4, PMPI_Type_f2c(*a5), PMPI_Comm_f2c(*a6));
+	if (ierr) *ierr = (sc_vf)rc;
+}
+
+VFORTRAN(WIN_ALLOCATE, win_allocate, (MPI_Aint *a0, sc_vf *a1, sc_vf *a2, sc_vf *a3, void *a4, sc_vf *a5, sc_vf *ierr)) {
+	MPI_Win w5 = MPI_WIN_NULL;
+	int rc = MPI_Win_allocate(*a0, *a1, PMPI_Info_f2c(*a2), PMPI_Comm_f2c(*a3), a4, &w5);
+	if (rc == MPI_SUCCESS) {
+		*a5 = PMPI_Win_c2f(w5);
+	}
+	if (ierr) *ierr = (sc_vf)rc;
+}
+
+VFORTRAN(WIN_ALLOCATE_SHARED, win_allocate_shared, (MPI_Aint *a0, sc_vf *a1, sc_vf *a2, sc_vf *a3, void *a4, sc_vf *a5, sc_vf *ierr)) {
+	MPI_Win w5 = MPI_WIN_NULL;
+	int rc = MPI_Win_allocate_shared(*a0, *a1, PMPI_Info_f2c(*a2), PMPI_Comm_f2c(*a3), a4, &w5);
+	if (rc == MPI_SUCCESS) {
+		*a5 = PMPI_Win_c2f(w5);
+	}
+	if (ierr) *ierr = (sc_vf)rc;
+}
+
+VFORTRAN(WIN_CREATE, win_create, (void *a0, MPI_Aint *a1, sc_vf *a2, sc_vf *a3, sc_vf *a4, sc_vf *a5, sc_vf *ierr)) {
+	MPI_Win w5 = MPI_WIN_NULL;
+	int rc = MPI_Win_create(sc_vf_buf(a0), *a1, *a2, PMPI_Info_f2c(*a3), PMPI_Comm_f2c(*a4), &w5);
+	if (rc == MPI_SUCCESS) {
+		*a5 = PMPI_Win_c2f(w5);
+	}
+	if (ierr) *ierr = (sc_vf)rc;
+}
+
+VFORTRAN(WIN_CREATE_DYNAMIC, win_create_dynamic, (sc_vf *a0, sc_vf *a1, sc_vf *a2, sc_vf *ierr)) {
+	MPI_Win w2 = MPI_WIN_NULL;
+	int rc = MPI_Win_create_dynamic(PMPI_Info_f2c(*a0), PMPI_Comm_f2c(*a1), &w2);
+	if (rc == MPI_SUCCESS) {
+		*a2 = PMPI_Win_c2f(w2);
+	}
+	if (ierr) *ierr = (sc_vf)rc;
+}

@@ -24,11 +24,11 @@ import (
 
 // An entry is one line of the list.
 type entry struct {
-	class string // H, T, C, X, F or W
-	name  string // MPI_X for H, T, C, X; the Fortran name (lower case, no prefix) for F, W
+	class string // H, T, C, X, F, W or N
+	name  string // MPI_X for H, T, C, X; the Fortran name (lower case, no prefix) for F, W, N
 	ret   string // T, C: the return type
 	args  []arg  // T, C: the parameters; F: the kinds
-	why   string // X
+	why   string // X, N
 }
 
 type arg struct{ decl, name string }
@@ -83,8 +83,13 @@ func parse(r io.Reader) ([]entry, error) {
 			}
 		case "W":
 			e.name = rest
+		case "N":
+			e.name, e.why, _ = strings.Cut(rest, " ")
+			if e.why == "" {
+				return nil, fmt.Errorf("line %d: N %s: say why it has no entry point", n, e.name)
+			}
 		default:
-			return nil, fmt.Errorf("line %d: class %q: want H, T, C, X, F or W", n, class)
+			return nil, fmt.Errorf("line %d: class %q: want H, T, C, X, F, W or N", n, class)
 		}
 		if e.name == "" {
 			return nil, fmt.Errorf("line %d: no name", n)
@@ -123,30 +128,47 @@ func isComm(a arg) bool {
 	return len(f) == 2 && f[0] == "MPI_Comm" && !strings.ContainsAny(f[1], "*[")
 }
 
-// A Fortran argument kind: its C conversion around the call.
+// A Fortran argument kind: its C conversion around the call. In the
+// templates %d is the argument's number and %c the communicator's.
 type fkind struct {
-	local string // a declaration before the call (%d: the argument's number)
-	pass  string // the C argument
-	after string // a statement after a successful call
+	param   string // the parameter, if not an INTEGER (sc_vf *a%d)
+	local   string // a declaration before the call
+	pass    string // the C argument
+	after   string // a statement after a successful call
+	cleanup string // a statement after the call
 }
 
 var fortranKinds = map[string]fkind{
 	"comm":     {pass: "PMPI_Comm_f2c(*a%d)"},
 	"int":      {pass: "*a%d"},
 	"type":     {pass: "PMPI_Type_f2c(*a%d)"},
+	"op":       {pass: "PMPI_Op_f2c(*a%d)"},
+	"info":     {pass: "PMPI_Info_f2c(*a%d)"},
 	"errh":     {pass: "PMPI_Errhandler_f2c(*a%d)"},
 	"out":      {pass: "(int *)a%d"},
 	"ints":     {pass: "(int *)a%d"},
+	"buf":      {param: "void *a%d", pass: "sc_vf_buf(a%d)"},
+	"ptr":      {param: "void *a%d", pass: "a%d"},
+	"aint":     {param: "MPI_Aint *a%d", pass: "*a%d"},
+	"aints":    {param: "MPI_Aint *a%d", pass: "a%d"},
+	"weights":  {pass: "sc_vf_weights(a%d)"},
+	"types":    {local: "MPI_Datatype *t%d = sc_vf_types(a%d, *a%c, 0);", pass: "t%d", cleanup: "free(t%d);"},
+	"stypes":   {local: "MPI_Datatype *t%d = sc_vf_types(a%d, *a%c, 2);", pass: "t%d", cleanup: "free(t%d);"},
+	"rtypes":   {local: "MPI_Datatype *t%d = sc_vf_types(a%d, *a%c, 1);", pass: "t%d", cleanup: "free(t%d);"},
 	"logical":  {local: "int l%d = 0;", pass: "&l%d", after: "*a%d = l%d ? 1 : 0;"},
 	"status":   {local: "MPI_Status s%d;", pass: "a%d == MPI_F_STATUS_IGNORE ? MPI_STATUS_IGNORE : &s%d", after: "if (a%d != MPI_F_STATUS_IGNORE) PMPI_Status_c2f(&s%d, a%d);"},
 	"group":    {local: "MPI_Group g%d = MPI_GROUP_NULL;", pass: "&g%d", after: "*a%d = PMPI_Group_c2f(g%d);"},
 	"errh_out": {local: "MPI_Errhandler h%d = MPI_ERRHANDLER_NULL;", pass: "&h%d", after: "*a%d = PMPI_Errhandler_c2f(h%d);"},
 	"req":      {local: "MPI_Request q%d = MPI_REQUEST_NULL;", pass: "&q%d", after: "*a%d = PMPI_Request_c2f(q%d);"},
+	"comm_out": {local: "MPI_Comm c%d = MPI_COMM_NULL;", pass: "&c%d", after: "*a%d = PMPI_Comm_c2f(c%d);"},
+	"info_out": {local: "MPI_Info i%d = MPI_INFO_NULL;", pass: "&i%d", after: "*a%d = PMPI_Info_c2f(i%d);"},
+	"win_out":  {local: "MPI_Win w%d = MPI_WIN_NULL;", pass: "&w%d", after: "*a%d = PMPI_Win_c2f(w%d);"},
 }
 
-// expand fills every %d of a template with n.
-func expand(t string, n int) string {
-	return strings.ReplaceAll(t, "%d", fmt.Sprint(n))
+// expand fills every %d of a template with n and %c with the
+// communicator's number c.
+func expand(t string, n, c int) string {
+	return strings.ReplaceAll(strings.ReplaceAll(t, "%d", fmt.Sprint(n)), "%c", fmt.Sprint(c))
 }
 
 // cName is the C function a Fortran entry calls: comm_rank → MPI_Comm_rank.
@@ -200,6 +222,59 @@ func generate(w io.Writer, entries []entry) error {
 // mpi_x__, MPI_X, and use mpi_f08's mpi_x_f08_), as fortran.c defines its
 // own; an f08 handle is one INTEGER and an absent ierror a null pointer.
 typedef MPI_Fint sc_vf;
+#include <stdlib.h>
+
+// Open MPI's addresses behind Fortran's MPI_IN_PLACE, MPI_BOTTOM and
+// MPI_UNWEIGHTED, as in fortran.c.
+extern int mpi_fortran_in_place_ __attribute__((weak));
+extern int mpi_fortran_bottom_ __attribute__((weak));
+extern int mpi_fortran_unweighted_ __attribute__((weak));
+extern int mpi_fortran_weights_empty_ __attribute__((weak));
+
+static void *sc_vf_buf(void *p) {
+	if (p == (void *)&mpi_fortran_in_place_) return MPI_IN_PLACE;
+	if (p == (void *)&mpi_fortran_bottom_) return MPI_BOTTOM;
+	return p;
+}
+
+static int *sc_vf_weights(sc_vf *w) {
+	if (w == &mpi_fortran_unweighted_) return MPI_UNWEIGHTED;
+	if (w == &mpi_fortran_weights_empty_) return MPI_WEIGHTS_EMPTY;
+	return (int *)w;
+}
+
+// sc_vf_types converts a Fortran array of datatypes: one per process of
+// the communicator (of its remote group, for an intercommunicator) for
+// which 0, or one per neighbour of its topology, its sources for which 1
+// and its destinations for 2. Freed by the caller.
+static MPI_Datatype *sc_vf_types(const sc_vf *f, sc_vf comm, int which) {
+	MPI_Comm c = sc_rep_vc(PMPI_Comm_f2c(comm));
+	int n = 0, inter = 0, topo = MPI_UNDEFINED;
+	if (which == 0) {
+		PMPI_Comm_test_inter(c, &inter);
+		if (inter) PMPI_Comm_remote_size(c, &n);
+		else PMPI_Comm_size(c, &n);
+	} else {
+		PMPI_Topo_test(c, &topo);
+		if (topo == MPI_CART) {
+			PMPI_Cartdim_get(c, &n);
+			n *= 2;
+		} else if (topo == MPI_GRAPH) {
+			int me;
+			PMPI_Comm_rank(c, &me);
+			PMPI_Graph_neighbors_count(c, me, &n);
+		} else if (topo == MPI_DIST_GRAPH) {
+			int in = 0, out = 0, w = 0;
+			PMPI_Dist_graph_neighbors_count(c, &in, &out, &w);
+			n = which == 1 ? in : out;
+		}
+	}
+	MPI_Datatype *t = malloc(sizeof *t * (size_t)(n > 0 ? n : 1));
+	if (!t) abort();
+	for (int i = 0; i < n; i++) t[i] = PMPI_Type_f2c(f[i]);
+	return t;
+}
+
 #define VF_ALIAS(name, lo, PARAMS) void name PARAMS __attribute__((alias("sc_vf_" #lo)));
 #define VFORTRAN(UP, lo, PARAMS)                \
 	static void sc_vf_##lo PARAMS;              \
@@ -214,16 +289,32 @@ typedef MPI_Fint sc_vf;
 		switch e.class {
 		case "F":
 			params := make([]string, 0, len(e.args)+1)
-			var locals, pass, after []string
+			var locals, pass, after, cleanup []string
+			ci := -1
+			for i, a := range e.args {
+				if a.name == "comm" && ci < 0 {
+					ci = i
+				}
+			}
 			for i, a := range e.args {
 				k := fortranKinds[a.name]
-				params = append(params, fmt.Sprintf("sc_vf *a%d", i))
-				if k.local != "" {
-					locals = append(locals, expand(k.local, i))
+				if strings.Contains(k.local, "%c") && ci < 0 {
+					return fmt.Errorf("F %s: %s needs a comm argument", e.name, a.name)
 				}
-				pass = append(pass, expand(k.pass, i))
+				param := k.param
+				if param == "" {
+					param = "sc_vf *a%d"
+				}
+				params = append(params, expand(param, i, ci))
+				if k.local != "" {
+					locals = append(locals, expand(k.local, i, ci))
+				}
+				pass = append(pass, expand(k.pass, i, ci))
 				if k.after != "" {
-					after = append(after, expand(k.after, i))
+					after = append(after, expand(k.after, i, ci))
+				}
+				if k.cleanup != "" {
+					cleanup = append(cleanup, expand(k.cleanup, i, ci))
 				}
 			}
 			params = append(params, "sc_vf *ierr")
@@ -238,6 +329,9 @@ typedef MPI_Fint sc_vf;
 					fmt.Fprintf(&b, "\t\t%s\n", l)
 				}
 				b.WriteString("\t}\n")
+			}
+			for _, l := range cleanup {
+				fmt.Fprintf(&b, "\t%s\n", l)
 			}
 			b.WriteString("\tif (ierr) *ierr = (sc_vf)rc;\n}\n")
 		case "W":

@@ -86,7 +86,7 @@ func TestListCoversMPIH(t *testing.T) {
 	entries := readList(t)
 	listed := map[string]entry{}
 	for _, e := range entries {
-		if e.class == "F" || e.class == "W" {
+		if e.class == "F" || e.class == "W" || e.class == "N" {
 			continue
 		}
 		if _, dup := listed[e.name]; dup {
@@ -149,5 +149,83 @@ func TestParseRejects(t *testing.T) {
 		if _, err := parse(strings.NewReader(bad + "\n")); err == nil {
 			t.Errorf("%q: no error", bad)
 		}
+	}
+}
+
+// mpifhFunctions returns the Fortran functions Open MPI's libmpi_mpifh
+// exports (mpi_x_ → x), or skips where it is not installed.
+func mpifhFunctions(t *testing.T) map[string]bool {
+	t.Helper()
+	if _, err := exec.LookPath("nm"); err != nil {
+		t.Skip("no nm")
+	}
+	dir, err := exec.Command("pkg-config", "--variable=libdir", "ompi-c").Output()
+	if err != nil {
+		t.Skip("pkg-config knows no ompi-c: install libopenmpi-dev to check the Fortran entry points")
+	}
+	lib := filepath.Join(strings.TrimSpace(string(dir)), "libmpi_mpifh.so")
+	if _, err := os.Stat(lib); err != nil {
+		t.Skipf("no %s", lib)
+	}
+	out, err := exec.Command("nm", "-D", "--defined-only", lib).Output()
+	if err != nil {
+		t.Fatalf("nm %s: %v", lib, err)
+	}
+	fns := map[string]bool{}
+	re := regexp.MustCompile(`(?m) mpi_([a-z0-9_]+[a-z0-9])_$`)
+	for _, m := range re.FindAllStringSubmatch(string(out), -1) {
+		fns[m[1]] = true
+	}
+	if len(fns) < 300 {
+		t.Fatalf("found %d Fortran functions in %s: the pattern no longer fits it", len(fns), lib)
+	}
+	return fns
+}
+
+// TestFortranCoversMpifh: every function of the list that takes a
+// communicator (T, C, H) and has a Fortran binding in Open MPI has an
+// entry point, generated (F) or in fortran.c, or says why not (N); every
+// F and N line names a binding that exists.
+func TestFortranCoversMpifh(t *testing.T) {
+	fh := mpifhFunctions(t)
+	code, err := os.ReadFile("../fortran.c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hand := map[string]bool{}
+	for _, m := range regexp.MustCompile(`(?m)^(?:FORTRAN|F_[A-Z]+)\(([A-Z0-9_]+), ([a-z0-9_]+)(?:, MPI_\w+, ([A-Z0-9_]+), ([a-z0-9_]+))?`).FindAllStringSubmatch(string(code), -1) {
+		hand[m[2]] = true
+		if m[4] != "" {
+			hand[m[4]] = true
+		}
+	}
+	if len(hand) < 50 {
+		t.Fatalf("found %d entry points in fortran.c: the pattern no longer fits it", len(hand))
+	}
+	entries := readList(t)
+	fortran := map[string]string{}
+	for _, e := range entries {
+		if e.class == "F" || e.class == "N" || e.class == "W" {
+			if c, dup := fortran[e.name]; dup {
+				t.Errorf("%s is listed twice (%s, %s)", e.name, c, e.class)
+			}
+			fortran[e.name] = e.class
+			if !fh[e.name] {
+				t.Errorf("%s %s: Open MPI has no Fortran binding mpi_%s_", e.class, e.name, e.name)
+			}
+			if e.class != "N" && hand[e.name] {
+				t.Errorf("%s %s: fortran.c defines it too", e.class, e.name)
+			}
+		}
+	}
+	for _, e := range entries {
+		if e.class != "T" && e.class != "C" && e.class != "H" {
+			continue
+		}
+		lo := strings.ToLower(strings.TrimPrefix(e.name, "MPI_"))
+		if !fh[lo] || hand[lo] || fortran[lo] != "" {
+			continue
+		}
+		t.Errorf("%s takes a communicator and Open MPI's Fortran binding mpi_%s_ calls PMPI_ with MPI_COMM_WORLD untranslated: add F %s (or N %s and why)", e.name, lo, lo, lo)
 	}
 }
