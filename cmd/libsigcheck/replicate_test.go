@@ -186,6 +186,8 @@ func TestReplicateCorrect(t *testing.T) {
 		{"ok_comms.c", 4, 2, "", "", nil},
 		{"rep_determinism.c", 3, 2, "", "", nil},
 		{"f_ok.f90", 3, 2, "", "", nil},
+		// Fortran calls on MPI_COMM_WORLD with no entry point of fortran.c.
+		{"f_rep_world.f90", 2, 2, "", "", nil},
 		{"mpi4py_ok.py", 2, 2, "", "", nil},
 		{"ok_icoll.c", 3, 3, "", "1", nil},
 		// Matching that replica 0 must decide for all: a wildcard whose
