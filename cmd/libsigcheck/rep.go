@@ -192,6 +192,7 @@ var repUncompared = [...]string{
 	"collectives whose results are not voted on (neighbourhood, MPI_Alltoallw, MPI_Ireduce_scatter)",
 	"receives that failed (truncated), or of messages past 2 GiB",
 	"persistent sends the injector skips (they go from the application's buffer)",
+	"Fortran calls with no entry point of the library, whose MPI_COMM_WORLD is the real world (attributes, names, MPI_File_open, spawn, connect)",
 }
 
 // repSummary is this process's replication summary, or nil when

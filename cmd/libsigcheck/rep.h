@@ -53,6 +53,7 @@ enum {
 	SC_REP_U_COLL,     // a collective whose result is not voted on
 	SC_REP_U_TRUNC,    // a receive that failed (truncated), or a message past 2 GiB
 	SC_REP_U_PERSIST,  // a persistent send the injector could not aim at
+	SC_REP_U_FORTRAN,  // a Fortran call with no entry point here (virt.list's N), its MPI_COMM_WORLD untranslated
 	SC_REP_NU
 };
 

@@ -233,6 +233,20 @@ func TestReplicateCorrect(t *testing.T) {
 			if c.src == "rep_determinism.c" && (s.Agreed == 0 || s.Wildcards == 0) {
 				t.Errorf("%d answers agreed, %d wildcards resolved: want both", s.Agreed, s.Wildcards)
 			}
+			if c.src == "f_rep_world.f90" {
+				// Its one MPI_Comm_get_attr has no entry point: counted.
+				var n uint64
+				for _, sum := range j.Summaries {
+					for why, k := range sum.Replication.NotCompared {
+						if strings.HasPrefix(why, "Fortran calls") {
+							n += k
+						}
+					}
+				}
+				if n != uint64(c.r*c.np) {
+					t.Errorf("%d Fortran calls with no entry point counted, want %d", n, c.r*c.np)
+				}
+			}
 		})
 	}
 }

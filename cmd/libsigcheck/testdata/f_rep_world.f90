@@ -8,6 +8,8 @@ program f_rep_world
   integer :: ierr, rank, size, dup, req, dsize, i, pos, total
   integer :: sc(16), sd(16), st(16), rc(16), rd(16), rt(16), sbuf(16), rbuf(16)
   character :: packed(64)
+  integer(kind=MPI_ADDRESS_KIND) :: ub
+  logical :: flag
   call MPI_Init(ierr)
   call MPI_Comm_rank(MPI_COMM_WORLD, rank, ierr)
   call MPI_Comm_size(MPI_COMM_WORLD, size, ierr)
@@ -25,6 +27,9 @@ program f_rep_world
   call MPI_Allreduce(sum(rbuf(1:size)), total, 1, MPI_INTEGER, MPI_SUM, dup, ierr)
   if (rank == 0) print '(a,i0,a,i0,a,i0,a,16i6)', 'rank ', rank, ' idup size ', dsize, ' packed ', pos, ' alltoallw ', rbuf(1:size)
   if (rank == 0) print '(a,i0)', 'total ', total
+  ! No entry point of the library: passed on to Open MPI's, and counted.
+  call MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, ub, flag, ierr)
+  if (rank == 0) print '(a,l1)', 'tag_ub ', flag .and. ub >= 32767
   call MPI_Comm_free(dup, ierr)
   call MPI_Finalize(ierr)
 end program
