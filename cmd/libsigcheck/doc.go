@@ -169,8 +169,9 @@
 //     (wrap.py's re-entry guard), so the message is checked as without
 //     replication. The other functions that take a communicator are
 //     generated (virt.c from virt.list by repgen, whose test holds the
-//     list to mpi.h), with Fortran entry points for those that Fortran
-//     programs call.
+//     list to mpi.h), with Fortran entry points for each that Open MPI's
+//     libmpi_mpifh binds, save a few (attributes, CHARACTER arguments)
+//     passed on and counted as not compared.
 //   - Each communicator has a twin over all its replicas, made in the same
 //     collective call (the split of its parent's twin); hashes or copies
 //     go there with the message's own tag. A receiver takes its claim when
@@ -182,7 +183,8 @@
 //     MPI_Wtime and the rest, and sends the answer down a stream to each
 //     other replica, which follows it; a receive from MPI_ANY_SOURCE is
 //     posted elsewhere only with the envelope replica 0's matched
-//     (repreq.c). Each answer carries its kind, so replicas that went
+//     (repreq.c), and the outcome of MPI_Cancel is the same in all
+//     (repwait.c). Each answer carries its kind, so replicas that went
 //     apart are told so instead of being fed a wrong answer.
 //   - Collectives run as MPI runs them in each replica's world; the
 //     replicas of a rank vote on a hash of what each left there.
@@ -195,7 +197,10 @@
 // completed outside it), and a blocking receive is posted in one, so that
 // the posting order the library records is the one MPI matches in. The
 // lock is never held across a blocking call except for reading a header
-// that was sent before the message it describes.
+// that was sent before the message it describes. Replication asks more:
+// one thread in MPI at a time (two at once end the job), and its calls in
+// the same order in every replica, which threads that take turns as the
+// scheduler lets them do not keep (docs/replication.md).
 //
 // # What passes through unchecked
 //
