@@ -30,7 +30,8 @@ int main(int argc, char **argv) {
 			MPI_Request ra, rb;
 			MPI_Status sa, sb;
 			int ca, cb;
-			MPI_Irecv(a, n, MPI_CHAR, MPI_ANY_SOURCE, 1, MPI_COMM_WORLD, &ra);
+			/* the last time with MPI_ANY_TAG: it could match any message */
+			MPI_Irecv(a, n, MPI_CHAR, MPI_ANY_SOURCE, it == 2 ? MPI_ANY_TAG : 1, MPI_COMM_WORLD, &ra);
 			MPI_Irecv(b, 16, MPI_CHAR, 1, 1, MPI_COMM_WORLD, &rb);
 			MPI_Wait(&rb, &sb);
 			MPI_Wait(&ra, &sa);
