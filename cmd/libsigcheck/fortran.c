@@ -43,7 +43,8 @@
 //     MPI_Probe, _Iprobe, _Cancel, _Barrier, _Alltoallw, the neighbourhood
 //     collectives, MPI_Ireduce_scatter(_block), one-sided and I/O calls.
 //     (Under replication, virt.c's generated entry points translate
-//     MPI_COMM_WORLD for those of them that take a communicator; virt.list
+//     MPI_COMM_WORLD for those of them that take a communicator, and
+//     MPI_Cancel's goes to the layer that agrees on its outcome; virt.list
 //     names, as N, the Fortran bindings that have none.)
 //   - Communicators made by calls the C wrappers do not wrap either
 //     (MPI_Comm_spawn, _accept, _connect, _join, MPI_Comm_idup) get no

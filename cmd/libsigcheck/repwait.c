@@ -387,10 +387,10 @@ int MPI_Request_get_status(MPI_Request r, int *flag, MPI_Status *st) {
 // Otherwise the message is there for every replica (each replica's
 // sender sent it): a replica whose cancel took posts the receive again,
 // with the envelope another replica's matched, and the application's
-// request completes with that receive. A receive still waiting in the
+// request is that receive. A receive still waiting in the
 // queue is replica 0's alone to cancel: the others follow its outcome
 // when it is resolved (repreq.c).
-static int cancel_agreed(rep_req *e) {
+static int cancel_agreed(rep_req *e, MPI_Request *r) {
 	MPI_Status st;
 	int rc = MPI_SUCCESS, done = 0;
 	if (e->real == MPI_REQUEST_NULL) cancelled_status(&st), done = 1;
@@ -416,11 +416,17 @@ static int cancel_agreed(rep_req *e) {
 	while (j < sc_rep_conf.r && all[3 * j]) j++;
 	if (cx && j < sc_rep_conf.r) {
 		// Matched elsewhere: receive it here too. The cancelled request
-		// stays the application's handle, freed at completion.
-		if (e->real != MPI_REQUEST_NULL && e->real != e->app) MPI_Wait(&e->real, MPI_STATUS_IGNORE);
-		e->placeholder = 1;
+		// completes (in the checking layer too) and the new one takes
+		// its place: the application's handle changes (a placeholder's
+		// does not), as an MPI_Request in C and an INTEGER in Fortran is
+		// passed by reference.
+		if (e->real != MPI_REQUEST_NULL) MPI_Wait(&e->real, MPI_STATUS_IGNORE);
 		rc = rep_post_recv(e, all[3 * j + 1], all[3 * j + 2]);
 		if (rc != MPI_SUCCESS) e->real = MPI_REQUEST_NULL;
+		if (!e->placeholder) {
+			*r = e->real;
+			rep_req_rekey(e, e->real);
+		}
 	}
 	free(all);
 	return rc;
@@ -431,7 +437,7 @@ int MPI_Cancel(MPI_Request *r) {
 	rep_req *e = rep_req_get(*r);
 	if (e && e->kind == REP_RECV && !e->inq && !e->persistent && e->active && !e->cancelled && sc_rep_conf.r > 1) {
 		REP_ENTER();
-		int rc = cancel_agreed(e);
+		int rc = cancel_agreed(e, r);
 		REP_LEAVE();
 		return rc;
 	}

@@ -751,6 +751,15 @@ VFORTRAN(WIN_CREATE_DYNAMIC, win_create_dynamic, (sc_vf *a0, sc_vf *a1, sc_vf *a
 	}
 	if (ierr) *ierr = (sc_vf)rc;
 }
+
+VFORTRAN(CANCEL, cancel, (sc_vf *a0, sc_vf *ierr)) {
+	MPI_Request q0 = PMPI_Request_f2c(*a0);
+	int rc = MPI_Cancel(&q0);
+	if (rc == MPI_SUCCESS) {
+		*a0 = PMPI_Request_c2f(q0);
+	}
+	if (ierr) *ierr = (sc_vf)rc;
+}
 VNEXT(mpi_attr_get)
 VNEXT(mpi_attr_get_)
 VNEXT(mpi_attr_get__)
