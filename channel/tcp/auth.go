@@ -182,8 +182,9 @@ const (
 	// the receiver's check of the last chunk, which nothing overlaps,
 	// is short, large enough that tags cost little room and few reads.
 	authChunk = 64 << 10
-	// maxChunks is the most chunks a frame's payload has.
-	maxChunks = (wire.MaxFrame + authChunk - 1) / authChunk
+	// splitChunk is the smallest chunk whose tag is computed after the
+	// chunk is written (pieceLimit).
+	splitChunk = 16 << 10
 )
 
 // chunks returns how many chunks a payload of n bytes has.
@@ -335,18 +336,20 @@ func (tc *link) authFrames(hs []transport.Header, ps [][]byte) {
 
 // pieceLimit returns how many bytes the piece of an authenticated write
 // that starts at byte done may hold (writePiece on a link that is not
-// authenticated): up to the next tag not yet computed. A chunk goes
-// before its tag is computed, and the tag with the next piece: the
-// receiver copies the chunk in while the sender computes its tag, and
-// computes its own as soon as the chunk is in, before the tag comes, so
-// that the two ends hash at once rather than one after the other. A tag
-// that comes next is computed now (its chunk is gone).
+// authenticated): up to the next tag not yet computed. A chunk of
+// splitChunk bytes or more goes before its tag is computed, and the tag
+// with the next piece: the receiver copies the chunk in while the sender
+// computes its tag, and computes its own as soon as the chunk is in,
+// before the tag comes, so that the two ends hash at once rather than
+// one after the other. The tag of a smaller chunk is computed now and
+// goes with it: hashing it costs less than the write and the wake-up a
+// tag of its own would.
 func (tc *link) pieceLimit(done int) int {
 	for tc.sealed < len(tc.seals) {
-		if off := tc.seals[tc.sealed].off; off > done {
-			return min(writePiece, off-done)
+		if s := &tc.seals[tc.sealed]; s.off > done && len(s.data) >= splitChunk {
+			return min(writePiece, s.off-done)
 		}
-		tc.sealTo(done + 1)
+		tc.sealTo(tc.seals[tc.sealed].off + 1)
 	}
 	return writePiece
 }
