@@ -67,14 +67,19 @@
 // goroutine, which takes what no receive reads: frames for goroutines
 // that wait without polling (a receive from any source, or behind one
 // that polls), and, once no receive has polled for a millisecond,
-// whatever comes. Each waiter spins for 200 µs after the last frame,
-// yielding to other goroutines every few looks (runtime.Gosched: with
-// one processor, the goroutine a frame woke runs only then), and to
-// other processes at every look with sched_yield when mpirun put more
-// ranks on the node than it has cores; then it naps, 10 µs at first and
-// doubling to 1 ms; a receive's nap ends when its message is in, the
-// transport goroutine's when someone starts waiting. A rank idle for
-// long answers a message nobody waits for up to a millisecond late.
+// whatever comes. A goroutine that waits spins as MPI_Recv does, looking
+// again and again, for 200 µs after the last frame; then, up to 10 ms,
+// every look also gives the core to any other process that wants it
+// (sched_yield, which returns at once when none does: a peer busy with
+// a window of messages before it answers is still heard within a
+// microsecond); then it naps, 10 µs at first and doubling to 1 ms. A
+// receive's nap ends when its message is in, the transport goroutine's
+// when someone starts waiting; that goroutine never spins while a
+// receive polls. Every few looks yield to the other goroutines
+// (runtime.Gosched: with one processor, the goroutine a frame woke runs
+// only then), and every look yields the core when mpirun put more ranks
+// on the node than it has cores. A rank idle for long answers a message
+// nobody waits for up to a millisecond late.
 //
 // No Go pointer is held by C after a call returns unless it is pinned:
 // send slots, the staging ring, the receive ring and the native

@@ -32,11 +32,15 @@ var (
 	osuSizes   = flag.String("osu.sizes", "", "sizes in bytes, comma-separated (default: OSU's)")
 	osuInject  = flag.Float64("osu.inject", 0, "fraction of frames to corrupt")
 	osuIters   = flag.Int("osu.iters", 0, "timed iterations per row (default: OSU's)")
+	osuCopyMax = flag.Int("osu.copymax", 0, "the largest payload sent through the staging ring (default: the transport's)")
 )
 
 func TestOSU(t *testing.T) {
 	if *osuOp == "" {
 		t.Skip("no -osu benchmark asked for")
+	}
+	if *osuCopyMax > 0 {
+		defer mpi.SetCopyMax(*osuCopyMax)()
 	}
 	cfg := osu.Config{Op: *osuOp, Protect: strings.Split(*osuProtect, ","), Transport: "mpi", Iters: *osuIters}
 	if *osuSizes != "" {

@@ -100,7 +100,7 @@ func (t *tx) Progress(ctx context.Context, src int, w *transport.Wait) bool {
 	var sp waiter
 	for {
 		if t.deliverOne() {
-			sp = waiter{}
+			sp = waiter{timer: sp.timer}
 			if w.Over() {
 				break
 			}
@@ -109,7 +109,9 @@ func (t *tx) Progress(ctx context.Context, src int, w *transport.Wait) bool {
 			}
 			continue
 		}
-		if w.Over() || ctx.Err() != nil || t.isGone(src) {
+		// What ends the wait from elsewhere (a peer lost, the context) is
+		// looked at every few looks: a look costs less.
+		if sp.spins%yieldEvery == 0 && (w.Over() || ctx.Err() != nil || t.isGone(src)) {
 			break
 		}
 		if t.drv.waiters.Load() > 0 || t.drv.yield.Load() > 0 {
@@ -254,26 +256,33 @@ func (t *tx) housekeep() {
 	mpiMu.Unlock()
 }
 
-// A waiter spins for spinFor, then naps, longer each time up to maxNap.
-// Every few looks of its spin yield to the other goroutines
-// (runtime.Gosched): with one processor (a rank bound to a core) the
-// goroutine a frame woke runs only then; a yield at every look costs
-// each look a trip through the scheduler's global queue, more than the
-// look itself. When mpirun put more ranks on the node than it has cores,
-// every look also yields the core to the other processes (sched_yield):
-// a rank that spins would otherwise keep the one it waits for from
-// running.
+// A waiter spins, then naps, longer each time up to maxNap. For
+// spinFor it only looks, as MPI_Recv does; until yieldFor every look
+// also gives the core to any other process that wants it (sched_yield,
+// which returns at once when none does: a message is still seen within
+// a microsecond or so, and a peer that has its own work to finish
+// first, such as a receiver taking a window of messages before its
+// acknowledgement, is answered at once rather than after a nap); then
+// it naps. When mpirun put more ranks on the node than it has cores,
+// every look yields the core: a rank that spins would otherwise keep
+// the one it waits for from running. Every few looks yield to the other
+// goroutines (runtime.Gosched): with one processor (a rank bound to a
+// core) the goroutine a frame woke runs only then; a yield at every look
+// costs each look a trip through the scheduler's global queue, more
+// than the look itself.
 type waiter struct {
-	start time.Time
-	spins int
-	naps  int
-	timer *time.Timer
+	start     time.Time
+	spins     int
+	yieldCore bool // past spinFor: every look yields the core
+	naps      int
+	timer     *time.Timer
 }
 
 const (
-	spinFor = 200 * time.Microsecond
-	minNap  = 10 * time.Microsecond
-	maxNap  = time.Millisecond
+	spinFor  = 200 * time.Microsecond
+	yieldFor = 10 * time.Millisecond
+	minNap   = 10 * time.Microsecond
+	maxNap   = time.Millisecond
 	// yieldEvery is how many looks of a spin go by between two yields
 	// to the other goroutines.
 	yieldEvery = 16
@@ -292,17 +301,26 @@ func (w *waiter) spin() bool {
 		w.start = time.Now()
 	}
 	// The clock is read at the yields only: a look costs less.
-	if w.spins%yieldEvery != yieldEvery-1 || time.Since(w.start) < spinFor {
+	if w.spins%yieldEvery != yieldEvery-1 {
 		w.spinOnly()
 		return true
 	}
-	return false
+	switch age := time.Since(w.start); {
+	case age < spinFor:
+		w.spinOnly()
+	case age < yieldFor:
+		w.spinOnly()
+		w.yieldCore = true
+	default:
+		return false
+	}
+	return true
 }
 
 // spinOnly is a look of spin, whatever the wait's age.
 func (w *waiter) spinOnly() {
 	w.spins++
-	if world.oversub {
+	if world.oversub || w.yieldCore {
 		C.sc_yield()
 	}
 	if w.spins%yieldEvery == 0 {
