@@ -32,6 +32,7 @@ func params(n int) *gopter.TestParameters {
 	if testing.Short() {
 		p.MinSuccessfulTests = max(n/5, 5)
 	}
+	p.MaxDiscardRatio = 20 // the generators filter (SuchThat): few runs, few successes
 	return p
 }
 
@@ -457,12 +458,12 @@ func TestAuthCatchesFlips(t *testing.T) {
 			msgs[i] = pattern(s, uint64(i))
 		}
 		tags := frameTags(sizes)
-		target := int(frame) % (len(tags) - 1)
+		target := int(frame % uint32(len(tags)-1))
 		var seen atomic.Bool
 		m.arm(func(i int, f []byte) [][]byte {
 			if i == target {
 				seen.Store(tagOf(f) == tags[i])
-				f[int(at)%len(f)] ^= 1 << (bit % 8)
+				f[int(at%uint32(len(f)))] ^= 1 << (bit % 8)
 			}
 			return [][]byte{f}
 		})
@@ -500,8 +501,8 @@ func TestAuthCatchesDropReplayReorder(t *testing.T) {
 			msgs[i] = pattern(s, uint64(i))
 		}
 		tags := frameTags(sizes)
-		target := int(frame) % (len(tags) - 1) // there is always a frame after
-		first := tags[target]                  // the message of the first frame out of place
+		target := int(frame % uint32(len(tags)-1)) // there is always a frame after
+		first := tags[target]                      // the message of the first frame out of place
 		if op == opTwice || op == opReplay {
 			first = tags[target+1]
 		}
