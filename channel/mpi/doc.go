@@ -25,15 +25,15 @@
 // its 64-byte header in front, copied into a send slot in C memory on
 // its way out and read from the receive ring's C memory on its way in;
 // its Send returns at once. A larger frame is its header's message
-// followed by one for the payload, received straight into the receive
-// buffer when the engine has one posted. The payload is sent from a
-// staging ring in C memory up to 256 KiB, so that its Send returns at
-// once too and a window of sends is in flight together; beyond, it is
-// sent from the caller's memory, pinned (runtime.Pinner), and Send waits
-// for MPI to have read it. The engine frames protected messages in
-// pieces of 256 KiB (transport.Piecer), so that it hashes one while the
-// receiver takes the one before, and hands a message's frames over
-// together (transport.BatchSender). Every header goes through
+// followed by one for the payload, sent from the caller's memory, pinned
+// (runtime.Pinner), and received straight into the receive buffer when
+// the engine has one posted; its Send waits for MPI to have read the
+// payload (a copy into C memory, after which it could return at once,
+// costs more than the wait). The engine frames protected messages in
+// pieces of 256 KiB (transport.Piecer), so that the sender hashes one
+// while the receiver checks the one before, and hands a message's frames
+// over together (transport.BatchSender), whose payloads are then all
+// under way at once. Every header goes through
 // channel.ParseHeader and Frames.Deliver, the checks every transport's
 // frames get; a message whose length disagrees with its header, an MPI
 // error on a receive, or a frame the engine refuses drops the link: that
@@ -82,7 +82,7 @@
 // nobody waits for up to a millisecond late.
 //
 // No Go pointer is held by C after a call returns unless it is pinned:
-// send slots, the staging ring, the receive ring and the native
+// send slots, the receive ring and the native
 // collectives' buffers are C memory; a large payload is pinned for
 // exactly as long as its MPI request runs. Go memory is handed to C as
 // an integer, not a pointer: cgo's check refuses a pointer into an

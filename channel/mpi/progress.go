@@ -182,8 +182,7 @@ func (t *tx) deliverIfFree() bool {
 }
 
 // run is the transport's goroutine: it delivers what no receive reads
-// (see the top of this file), keeps the staging ring and the orphaned
-// collectives tidy, drains the payloads of dropped links, and, once the
+// (see the top of this file), keeps the orphaned collectives tidy, drains the payloads of dropped links, and, once the
 // endpoint is closed and every peer has said its last, tears the
 // transport down.
 func (t *tx) run() {
@@ -249,7 +248,6 @@ func (t *tx) closing() bool {
 func (t *tx) housekeep() {
 	lockMPI()
 	if !t.torn {
-		t.stage.reap()
 		t.reapOrphans()
 		t.drainGone()
 	}

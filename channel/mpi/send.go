@@ -18,34 +18,31 @@ import (
 	"github.com/sigcheck/sigcheck/channel"
 )
 
-// Sending. A frame goes one of three ways, by its payload's size, each
-// chosen so that Send returns as soon as it can without a goroutine of
-// the transport's in between: the caller's own goroutine makes the MPI
-// calls.
+// Sending. The caller's own goroutine makes the MPI calls: no goroutine
+// of the transport's is in between. A frame goes one of two ways, by its
+// payload's size:
 //
 //   - Small (at most inlineMax): header and payload are copied into a
 //     send slot in C memory (one cgo call) and sent as one message; Send
 //     returns at once.
-//   - Medium (at most copyMax): the header goes from a slot, the payload
-//     is copied into the staging ring (stage.go) and sent from there as
-//     a message of its own; Send returns at once. The engine keeps one
-//     send to a peer in its turn at a time, and a send that waited for
-//     its receiver would hold the next one back for a round trip: a
-//     window of sends would go one at a time. The copy costs the sender
-//     what the receiver's copy costs it, on the sender's own core, while
-//     the receiver takes the frame before.
-//   - Large: the payload is sent from the caller's memory, pinned
-//     (runtime.Pinner), and Send waits until MPI has read it: no copy,
-//     and the round trip is small beside the transfer.
+//   - Larger: the header goes from a slot, and the payload as a message
+//     of its own from the caller's memory, pinned (runtime.Pinner), which
+//     the receiver takes straight into the buffer its engine gives; Send
+//     waits until MPI has read it. The engine keeps one send to a peer in
+//     its turn at a time, so a window of such sends goes one after the
+//     other, each with a round trip between; a copy into C memory, after
+//     which Send could return at once, costs more than that round trip
+//     from the smallest such payload up (TestRawBandwidth measures both
+//     ways: scripts/mpi-bench.sh).
 
-// copyMax is the largest payload sent from the staging ring; larger
-// ones go from the caller's memory.
-var copyMax = 256 << 10
+// pieceSize is the engine's piece over this transport
+// (transport.Piecer): the frames of a protected message. Each is hashed
+// by the sender while the receiver checks the one before, and by the
+// receiver while it is still in its cache from the copy.
+const pieceSize = 256 << 10
 
-// Piece is transport.Piecer's: the engine cuts protected messages into
-// frames of this size, each sent from the staging ring, so that it
-// hashes the next while the receiver takes this one.
-func (t *tx) Piece() int { return copyMax }
+// Piece is transport.Piecer's.
+func (t *tx) Piece() int { return pieceSize }
 
 // Send sends one frame (channel.Transport).
 func (t *tx) Send(ctx context.Context, dst int, h channel.Header, payload []byte) error {
@@ -55,11 +52,8 @@ func (t *tx) Send(ctx context.Context, dst int, h channel.Header, payload []byte
 	if err := checkPayload(&h, payload); err != nil {
 		return err
 	}
-	switch {
-	case h.Plen <= inlineMax:
+	if h.Plen <= inlineMax {
 		return t.sendSmall(ctx, dst, &h, payload)
-	case h.Plen <= copyMax:
-		return t.sendStaged(ctx, dst, &h, payload)
 	}
 	var pin runtime.Pinner
 	defer pin.Unpin()
@@ -72,7 +66,7 @@ func (t *tx) Send(ctx context.Context, dst int, h channel.Header, payload []byte
 }
 
 // SendBatch sends frames to dst in order (transport.BatchSender): as
-// many Sends would, but the large payloads' sends are all under way
+// many Sends would, but the larger payloads' sends are all under way
 // before it waits for the first, so that the receiver takes one while
 // the next is announced.
 func (t *tx) SendBatch(ctx context.Context, dst int, hs []channel.Header, ps [][]byte) error {
@@ -100,8 +94,6 @@ func (t *tx) SendBatch(ctx context.Context, dst int, hs []channel.Header, ps [][
 		switch {
 		case h.Plen <= inlineMax:
 			err = t.sendSmall(ctx, dst, h, p)
-		case h.Plen <= copyMax:
-			err = t.sendStaged(ctx, dst, h, p)
 		default:
 			if reqs == nil {
 				reqs = newRequests(len(hs))
@@ -233,38 +225,6 @@ func (t *tx) postHeader(ctx context.Context, dst int, h *channel.Header, then fu
 		}
 		return t.broke(dst, mpiError("MPI_Isend", rc))
 	}
-}
-
-// sendStaged sends a frame whose payload is copied into the staging ring
-// first.
-func (t *tx) sendStaged(ctx context.Context, dst int, h *channel.Header, payload []byte) error {
-	var w waiter
-	var at int
-	var mem unsafe.Pointer
-	for {
-		lockMPI()
-		if t.torn {
-			mpiMu.Unlock()
-			return channel.ErrClosed
-		}
-		at, mem = t.stage.reserve(len(payload), dst)
-		mpiMu.Unlock()
-		if mem != nil {
-			break
-		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		w.pause()
-	}
-	copy(cbytes(mem, len(payload)), payload)
-	err := t.postHeader(ctx, dst, h, func() C.int {
-		return C.sc_isend(mem, C.int(len(payload)), C.int(dst), tagPayload, t.comm, t.stage.request(at))
-	})
-	lockMPI()
-	t.stage.posted(at) // sent or not, the space is the ring's again once MPI is done
-	mpiMu.Unlock()
-	return err
 }
 
 // postPinned starts a frame whose payload goes from the caller's memory,

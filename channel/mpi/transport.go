@@ -21,7 +21,7 @@ import (
 )
 
 // The transport's parts, a file each: its life (here: connecting,
-// dropping a link, closing), sending (send.go, stage.go), receiving
+// dropping a link, closing), sending (send.go), receiving
 // (recv.go), who drives MPI while a rank waits (progress.go) and MPI's
 // own collectives (coll.go).
 
@@ -106,7 +106,6 @@ type tx struct {
 	// Under mpiMu.
 	slots  *C.sc_slots // small frames on their way out (send.go)
 	ring   *C.sc_ring  // receives posted for frames (recv.go)
-	stage  stage       // payloads copied on their way out (stage.go)
 	byeReq request     // per peer, its bye's send
 	torn   bool        // the communicator is freed
 	orphan []orphan    // collectives their callers left (coll.go)
@@ -132,7 +131,6 @@ func newTransport(f channel.Frames, comm C.MPI_Comm) (*tx, error) {
 		sentBye: make([]bool, f.Size()),
 		gotBye:  make([]bool, f.Size()),
 	}
-	t.stage.drop = t.drop
 	t.drv.init()
 	t.rx.init(t)
 	lockMPI()
@@ -301,7 +299,6 @@ func (t *tx) teardown() {
 	for {
 		lockMPI()
 		idle := C.sc_slots_busy(t.slots, out) == 0
-		idle = t.stage.reap() && idle
 		t.reapOrphans()
 		idle = idle && len(t.orphan) == 0
 		for p := range t.size {
@@ -322,7 +319,6 @@ func (t *tx) teardown() {
 		}
 		w.pause()
 	}
-	t.stage.free()
 	t.rx.free()
 	freeRequests(t.byeReq)
 }
