@@ -52,11 +52,11 @@ const takeover = time.Millisecond
 
 // driver holds the delivery token and the count of those who wait.
 type driver struct {
-	tok      atomic.Int32 // tokFree, tokLoop or tokCaller
-	yield    atomic.Int32 // receives asking the loop for the token
-	waiters  atomic.Int32 // goroutines waiting for frames without reading them
-	lastUser atomic.Int64 // when a receive last gave the token back (UnixNano)
-	kick     chan struct{}
+	tok     atomic.Int32 // tokFree, tokLoop or tokCaller
+	yield   atomic.Int32 // receives asking the loop for the token
+	waiters atomic.Int32 // goroutines waiting for frames without reading them
+	uses    atomic.Int64 // receives that gave the token back, ever (run reads the clock, they do not)
+	kick    chan struct{}
 }
 
 const (
@@ -160,7 +160,7 @@ func (d *driver) acquire(ctx context.Context, w *transport.Wait) acquired {
 // goroutine if anyone still waits for frames.
 func (d *driver) release() {
 	d.tok.Store(tokFree)
-	d.lastUser.Store(time.Now().UnixNano())
+	d.uses.Add(1)
 	if d.waiters.Load() > 0 {
 		d.wake()
 	}
@@ -189,6 +189,8 @@ func (t *tx) run() {
 	defer world.live.Done()
 	d := &t.drv
 	var w waiter
+	var uses int64       // d.uses when last looked at
+	var usedAt time.Time // when it was seen to change
 	for looks := 0; ; looks++ {
 		if looks%64 == 0 { // and after every nap (t.nap)
 			t.housekeep()
@@ -199,7 +201,10 @@ func (t *tx) run() {
 			return
 		}
 		waited := d.waiters.Load() > 0
-		if !waited && !closing && time.Now().UnixNano()-d.lastUser.Load() < int64(takeover) {
+		if n := d.uses.Load(); n != uses {
+			uses, usedAt = n, time.Now()
+		}
+		if !waited && !closing && time.Since(usedAt) < takeover {
 			t.nap(&w, &looks) // receives read for themselves
 			continue
 		}
@@ -295,13 +300,14 @@ func (w *waiter) pause() {
 
 // spin looks once more if the wait is young, and reports whether it did.
 func (w *waiter) spin() bool {
-	if w.start.IsZero() {
-		w.start = time.Now()
-	}
-	// The clock is read at the yields only: a look costs less.
+	// The clock is read at the yields only, from the first on: a look
+	// costs less, and most waits end before.
 	if w.spins%yieldEvery != yieldEvery-1 {
 		w.spinOnly()
 		return true
+	}
+	if w.start.IsZero() {
+		w.start = time.Now()
 	}
 	switch age := time.Since(w.start); {
 	case age < spinFor:

@@ -3,7 +3,6 @@
 package mpi
 
 /*
-#cgo noescape sc_ring_poll
 #cgo nocallback sc_ring_poll
 #include "shim.h"
 */
@@ -72,7 +71,7 @@ func (t *tx) deliverOne() bool {
 		mpiMu.Unlock()
 		return false
 	}
-	rc := C.sc_ring_poll(t.ring, out)
+	rc := C.sc_ring_poll(t.ringH, outH)
 	src, count, errc, msg := out.src, out.count, out.err, out.msg
 	mpiMu.Unlock()
 	switch rc {
@@ -194,7 +193,7 @@ func (r *receiver) fillLarge(b []byte) error {
 // every other peer's frames waiting behind it.
 func (t *tx) recvPayload(src int, dst C.uintptr_t, n int, req request) error {
 	lockMPI()
-	rc := C.sc_irecv_go(dst, C.int(n), C.int(src), tagPayload, t.comm, req)
+	rc := C.sc_irecv_go(dst, C.int(n), C.int(src), tagPayload, t.comm, handle(unsafe.Pointer(req)))
 	mpiMu.Unlock()
 	if err := mpiError("MPI_Irecv", rc); err != nil {
 		return err

@@ -3,7 +3,6 @@
 package mpi
 
 /*
-#cgo noescape sc_slots_send
 #cgo nocallback sc_slots_send
 #include "shim.h"
 */
@@ -157,14 +156,13 @@ func (t *tx) sendSmall(ctx context.Context, dst int, h *channel.Header, payload 
 
 // trySmall sends a frame from a slot if one is free.
 func (t *tx) trySmall(dst int, h *channel.Header, payload []byte) (bool, error) {
-	var hb [channel.HeaderSize]byte
-	h.Put(hb[:])
 	lockMPI()
 	if t.torn {
 		mpiMu.Unlock()
 		return false, channel.ErrClosed
 	}
-	rc := C.sc_slots_send(t.slots, unsafe.Pointer(&hb[0]), channel.HeaderSize, cptr(payload), C.int(len(payload)), C.int(dst), tagFrame, out)
+	h.Put(outHeader())
+	rc := C.sc_slots_send(t.slotsH, cptr(payload), C.int(len(payload)), C.int(dst), tagFrame, outH)
 	fdst, ferr := out.faildst, out.failerr
 	mpiMu.Unlock()
 	runtime.KeepAlive(payload)
@@ -197,8 +195,6 @@ func (t *tx) broke(dst int, err error) error {
 // other frame to dst between), waiting for a free slot. It returns the
 // error of either.
 func (t *tx) postHeader(ctx context.Context, dst int, h *channel.Header, then func() C.int) error {
-	var hb [channel.HeaderSize]byte
-	h.Put(hb[:])
 	var w waiter
 	for {
 		lockMPI()
@@ -206,7 +202,8 @@ func (t *tx) postHeader(ctx context.Context, dst int, h *channel.Header, then fu
 			mpiMu.Unlock()
 			return channel.ErrClosed
 		}
-		rc := C.sc_slots_send(t.slots, unsafe.Pointer(&hb[0]), channel.HeaderSize, 0, 0, C.int(dst), tagFrame, out)
+		h.Put(outHeader())
+		rc := C.sc_slots_send(t.slotsH, 0, 0, C.int(dst), tagFrame, outH)
 		fdst, ferr := out.faildst, out.failerr
 		if rc == C.MPI_SUCCESS {
 			rc = then()
@@ -234,7 +231,7 @@ func (t *tx) postPinned(ctx context.Context, dst int, h *channel.Header, payload
 		pin.Pin(&payload[0])
 	}
 	return t.postHeader(ctx, dst, h, func() C.int {
-		return C.sc_isend_go(cptr(payload), C.int(len(payload)), C.int(dst), tagPayload, t.comm, req)
+		return C.sc_isend_go(cptr(payload), C.int(len(payload)), C.int(dst), tagPayload, t.comm, handle(unsafe.Pointer(req)))
 	})
 }
 

@@ -81,7 +81,9 @@ MPI_Request sc_null_request(void) { return MPI_REQUEST_NULL; }
 
 // sc_test tests one request; on completion (done) it reports the
 // message's source, byte count and error.
-int sc_test(MPI_Request *r, sc_out *o) {
+int sc_test(uintptr_t req, uintptr_t out) {
+	MPI_Request *r = (MPI_Request *)req;
+	sc_out *o = (sc_out *)out;
 	MPI_Status st;
 	int rc = MPI_Test(r, &o->done, &st);
 	// A single completion reports an error by its return value (MPI_ERROR
@@ -102,12 +104,12 @@ int sc_isend(void *buf, int n, int dst, int tag, MPI_Comm c, MPI_Request *r) {
 	return MPI_Isend(buf, n, MPI_BYTE, dst, tag, c, r);
 }
 
-int sc_isend_go(uintptr_t buf, int n, int dst, int tag, MPI_Comm c, MPI_Request *r) {
-	return MPI_Isend((void *)buf, n, MPI_BYTE, dst, tag, c, r);
+int sc_isend_go(uintptr_t buf, int n, int dst, int tag, MPI_Comm c, uintptr_t r) {
+	return MPI_Isend((void *)buf, n, MPI_BYTE, dst, tag, c, (MPI_Request *)r);
 }
 
-int sc_irecv_go(uintptr_t buf, int n, int src, int tag, MPI_Comm c, MPI_Request *r) {
-	return MPI_Irecv((void *)buf, n, MPI_BYTE, src, tag, c, r);
+int sc_irecv_go(uintptr_t buf, int n, int src, int tag, MPI_Comm c, uintptr_t r) {
+	return MPI_Irecv((void *)buf, n, MPI_BYTE, src, tag, c, (MPI_Request *)r);
 }
 
 int sc_irecv(void *buf, int n, int src, int tag, MPI_Comm c, MPI_Request *r) {

@@ -17,15 +17,26 @@ import (
 	"unsafe"
 )
 
-// out is where the C calls that poll report what they found (sc_out):
-// one for the process, read and written only under mpiMu.
-var out = (*C.sc_out)(C.calloc(1, C.sizeof_sc_out))
+// out is where the C calls of a message's path report what they found,
+// and take the header of the frame to send (sc_out): one for the
+// process, read and written only under mpiMu. outH is its address as
+// those calls take it.
+var (
+	out  = (*C.sc_out)(C.calloc(1, C.sizeof_sc_out))
+	outH = handle(unsafe.Pointer(out))
+)
+
+// handle is C memory as the calls of a message's path take it (shim.h).
+func handle(p unsafe.Pointer) C.uintptr_t { return C.uintptr_t(uintptr(p)) }
+
+// outHeader is out's header, for a frame's header to be written into.
+func outHeader() []byte { return unsafe.Slice((*byte)(unsafe.Pointer(&out.hdr[0])), len(out.hdr)) }
 
 // test tests req (MPI_Test) and reports whether it is done, and then its
 // message's source, length and error. Under mpiMu.
 func test(req request) (done bool, src, count int, errc C.int) {
 	out.done = 0
-	C.sc_test(req, out)
+	C.sc_test(handle(unsafe.Pointer(req)), outH)
 	return out.done != 0, int(out.src), int(out.count), out.err
 }
 

@@ -112,24 +112,26 @@ static int take(sc_slots *s, sc_out *o) {
 	return i;
 }
 
-// sc_slots_send sends the frame h (hn bytes) followed by p (pn bytes;
-// hn + pn at most the slots' size) to dst with tag: 0, sc_busy if no slot
-// is free (nothing is sent), or an MPI error code. A slot's earlier send
-// that failed is reported in o's faildst and failerr (MPI_SUCCESS if
-// none), whatever the result.
-int sc_slots_send(sc_slots *s, const void *h, int hn, uintptr_t p, int pn, int dst, int tag, sc_out *o) {
+// sc_slots_send sends the frame header in o's hdr followed by p (pn
+// bytes; the header and pn at most the slots' size) to dst with tag: 0,
+// sc_busy if no slot is free (nothing is sent), or an MPI error code. A
+// slot's earlier send that failed is reported in o's faildst and failerr
+// (MPI_SUCCESS if none), whatever the result.
+int sc_slots_send(uintptr_t slots, uintptr_t p, int pn, int dst, int tag, uintptr_t out) {
+	sc_slots *s = (sc_slots *)slots;
+	sc_out *o = (sc_out *)out;
 	o->failerr = MPI_SUCCESS;
 	int i = take(s, o);
 	if (i < 0) {
 		return sc_busy;
 	}
 	char *b = s->buf + (size_t)i * s->cap;
-	memcpy(b, h, hn);
+	memcpy(b, o->hdr, sizeof o->hdr);
 	if (pn > 0) {
-		memcpy(b + hn, (const void *)p, pn);
+		memcpy(b + sizeof o->hdr, (const void *)p, pn);
 	}
 	s->dst[i] = dst;
-	return MPI_Isend(b, hn + pn, MPI_BYTE, dst, tag, s->comm, &s->req[i]);
+	return MPI_Isend(b, (int)sizeof o->hdr + pn, MPI_BYTE, dst, tag, s->comm, &s->req[i]);
 }
 
 // sc_slots_busy completes what it can and returns how many sends are
@@ -197,7 +199,9 @@ sc_ring *sc_ring_new(MPI_Comm c, int n, int cap, int tag, int *err) {
 // length and bytes, valid until the next call; err is MPI's error for
 // it, such as MPI_ERR_TRUNCATE for one longer than cap), or -1 with err
 // if the slot could not be posted again.
-int sc_ring_poll(sc_ring *r, sc_out *o) {
+int sc_ring_poll(uintptr_t ring, uintptr_t out) {
+	sc_ring *r = (sc_ring *)ring;
+	sc_out *o = (sc_out *)out;
 	if (r->held >= 0) {
 		int rc = post(r, r->held);
 		r->held = -1;

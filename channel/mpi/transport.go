@@ -83,7 +83,7 @@ func (t *tx) sendRaw(dst, tag int, b []byte) error {
 	}
 	defer pin.Unpin()
 	lockMPI()
-	rc := C.sc_isend_go(cptr(b), C.int(len(b)), C.int(dst), C.int(tag), t.comm, req)
+	rc := C.sc_isend_go(cptr(b), C.int(len(b)), C.int(dst), C.int(tag), t.comm, handle(unsafe.Pointer(req)))
 	mpiMu.Unlock()
 	if err := mpiError("MPI_Isend", rc); err != nil {
 		return err
@@ -106,9 +106,11 @@ type tx struct {
 	// Under mpiMu.
 	slots  *C.sc_slots // small frames on their way out (send.go)
 	ring   *C.sc_ring  // receives posted for frames (recv.go)
-	byeReq request     // per peer, its bye's send
-	torn   bool        // the communicator is freed
-	orphan []orphan    // collectives their callers left (coll.go)
+	slotsH C.uintptr_t // the two as a message's path takes them (handle)
+	ringH  C.uintptr_t
+	byeReq request  // per peer, its bye's send
+	torn   bool     // the communicator is freed
+	orphan []orphan // collectives their callers left (coll.go)
 
 	rx  receiver // the delivering goroutine's state (recv.go)
 	drv driver   // who delivers, and when (progress.go)
@@ -141,6 +143,7 @@ func newTransport(f channel.Frames, comm C.MPI_Comm) (*tx, error) {
 	if t.slots == nil || t.ring == nil {
 		panic("channel/mpi: out of C memory for an endpoint's buffers")
 	}
+	t.slotsH, t.ringH = handle(unsafe.Pointer(t.slots)), handle(unsafe.Pointer(t.ring))
 	if err := mpiError("MPI_Irecv", rc); err != nil {
 		return nil, err
 	}

@@ -29,7 +29,7 @@ var (
 	mpiWant atomic.Int32
 )
 
-// lockMPI takes the MPI lock ahead of the progress loops.
+// lockMPI takes the MPI lock ahead of the goroutines that poll.
 func lockMPI() {
 	mpiWant.Add(1)
 	mpiMu.Lock()
