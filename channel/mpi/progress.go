@@ -201,12 +201,14 @@ func (t *tx) run() {
 			return
 		}
 		waited := d.waiters.Load() > 0
-		if n := d.uses.Load(); n != uses {
-			uses, usedAt = n, time.Now()
-		}
-		if !waited && !closing && time.Since(usedAt) < takeover {
-			t.nap(&w, &looks) // receives read for themselves
-			continue
+		if !waited && !closing {
+			if n := d.uses.Load(); n != uses {
+				uses, usedAt = n, time.Now()
+			}
+			if time.Since(usedAt) < takeover {
+				t.nap(&w, &looks) // receives read for themselves
+				continue
+			}
 		}
 		if d.yield.Load() == 0 && d.tok.CompareAndSwap(tokFree, tokLoop) {
 			n := 0

@@ -43,22 +43,33 @@ const pieceSize = 256 << 10
 // Piece is transport.Piecer's.
 func (t *tx) Piece() int { return pieceSize }
 
-// Send sends one frame (channel.Transport).
+// Send sends one frame (channel.Transport). The small frame's way is
+// kept to a few small frames of the stack: Isend runs each send on a
+// goroutine of its own, whose stack would otherwise grow (a copy) on
+// every message.
 func (t *tx) Send(ctx context.Context, dst int, h channel.Header, payload []byte) error {
 	if err := t.usable(dst); err != nil {
 		return err
 	}
-	if err := checkPayload(&h, payload); err != nil {
-		return err
+	if h.Plen <= inlineMax && len(payload) <= inlineMax {
+		if rc := t.postSmall(dst, &h, payload); rc != C.MPI_SUCCESS {
+			return t.sendSmallAgain(ctx, dst, &h, payload, rc)
+		}
+		return nil
 	}
-	if h.Plen <= inlineMax {
-		return t.sendSmall(ctx, dst, &h, payload)
+	return t.sendLarge(ctx, dst, &h, payload)
+}
+
+// sendLarge sends a frame whose payload is a message of its own.
+func (t *tx) sendLarge(ctx context.Context, dst int, h *channel.Header, payload []byte) error {
+	if err := checkPayload(h, payload); err != nil {
+		return err
 	}
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	req := newRequests(1)
 	defer freeRequests(req)
-	if err := t.postPinned(ctx, dst, &h, payload, req, &pin); err != nil {
+	if err := t.postPinned(ctx, dst, h, payload, req, &pin); err != nil {
 		return err
 	}
 	return t.awaitPinned(dst, req)
@@ -141,39 +152,67 @@ func checkPayload(h *channel.Header, payload []byte) error {
 // sendSmall sends a frame with its payload in one message from a slot,
 // waiting for a free slot as long as ctx lets it.
 func (t *tx) sendSmall(ctx context.Context, dst int, h *channel.Header, payload []byte) error {
+	if rc := t.postSmall(dst, h, payload); rc != C.MPI_SUCCESS {
+		return t.sendSmallAgain(ctx, dst, h, payload, rc)
+	}
+	return nil
+}
+
+// sendSmallAgain is sendSmall after a first try that returned rc.
+func (t *tx) sendSmallAgain(ctx context.Context, dst int, h *channel.Header, payload []byte, rc C.int) error {
 	var w waiter
 	for {
-		sent, err := t.trySmall(dst, h, payload)
-		if sent || err != nil {
-			return err
+		switch rc {
+		case C.MPI_SUCCESS:
+			return nil
+		case errTorn:
+			return channel.ErrClosed
+		case C.sc_busy:
+		default:
+			return t.broke(dst, mpiError("MPI_Isend", rc))
 		}
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		w.pause()
+		rc = t.postSmall(dst, h, payload)
 	}
 }
 
 // trySmall sends a frame from a slot if one is free.
 func (t *tx) trySmall(dst int, h *channel.Header, payload []byte) (bool, error) {
+	switch rc := t.postSmall(dst, h, payload); rc {
+	case C.MPI_SUCCESS:
+		return true, nil
+	case C.sc_busy:
+		return false, nil
+	case errTorn:
+		return false, channel.ErrClosed
+	default:
+		return false, t.broke(dst, mpiError("MPI_Isend", rc))
+	}
+}
+
+// errTorn is what postSmall returns once the communicator is freed.
+const errTorn = -3
+
+// postSmall sends a frame from a slot if one is free: MPI_SUCCESS,
+// sc_busy, errTorn or MPI's error.
+func (t *tx) postSmall(dst int, h *channel.Header, payload []byte) C.int {
 	lockMPI()
 	if t.torn {
 		mpiMu.Unlock()
-		return false, channel.ErrClosed
+		return errTorn
 	}
 	h.Put(outHeader())
 	rc := C.sc_slots_send(t.slotsH, cptr(payload), C.int(len(payload)), C.int(dst), tagFrame, outH)
 	fdst, ferr := out.faildst, out.failerr
 	mpiMu.Unlock()
 	runtime.KeepAlive(payload)
-	t.sendFailed(fdst, ferr)
-	switch rc {
-	case C.sc_busy:
-		return false, nil
-	case C.MPI_SUCCESS:
-		return true, nil
+	if ferr != C.MPI_SUCCESS {
+		t.sendFailed(fdst, ferr)
 	}
-	return false, t.broke(dst, mpiError("MPI_Isend", rc))
+	return rc
 }
 
 // sendFailed drops the link of an earlier send that failed, if one did.
