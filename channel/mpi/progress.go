@@ -80,7 +80,10 @@ func (d *driver) wake() {
 func (t *tx) Waiting(src, n int) { t.drv.Waiting(src, n) }
 
 func (d *driver) Waiting(_, n int) {
-	if d.waiters.Add(int32(n)) > 0 && n > 0 {
+	// Only the first waiter wakes the transport's goroutine: with one or
+	// more it does not nap, except while a receive holds the token, which
+	// wakes it when it gives the token back.
+	if d.waiters.Add(int32(n)) == 1 && n > 0 {
 		d.wake()
 	}
 }

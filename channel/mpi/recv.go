@@ -9,7 +9,6 @@ package mpi
 import "C"
 
 import (
-	"errors"
 	"fmt"
 	"runtime"
 	"time"
@@ -186,50 +185,51 @@ func (r *receiver) fillLarge(b []byte) error {
 }
 
 // recvPayload receives the payload of src's frame into dst: exactly n
-// bytes, or the link is broken. A link dropped meanwhile (Abort)
-// withdraws the receive, and so does a payload that has not come
-// payloadTimeout after its header: its sender sent both in one go, so a
-// peer that sends a header alone is broken, and would otherwise keep
-// every other peer's frames waiting behind it.
+// bytes, or the link is broken. The receive is made only once the
+// payload's message has come and is exactly n bytes long (a matched
+// probe, sc_take_payload): MPI then never writes into the engine's
+// memory a message it would cut short, nor after the receive has ended,
+// which a receive cut short by MPI_ERR_TRUNCATE does not promise. It
+// gives up on a link dropped meanwhile (Abort; the payload, if it comes,
+// is drained), and on a payload that has not come payloadTimeout after
+// its header: its sender sent both in one go, so a peer that sends a
+// header alone is broken, and would otherwise keep every other peer's
+// frames waiting behind it.
 func (t *tx) recvPayload(src int, dst C.uintptr_t, n int, req request) error {
-	lockMPI()
-	rc := C.sc_irecv_go(dst, C.int(n), C.int(src), tagPayload, t.comm, handle(unsafe.Pointer(req)))
-	mpiMu.Unlock()
-	if err := mpiError("MPI_Irecv", rc); err != nil {
-		return err
-	}
 	timeout := payloadTimeout
 	if testHookPayloadTimeout != 0 {
 		timeout = testHookPayloadTimeout
 	}
-	var late bool
+	var w waiter
 	var start time.Time
-	looks := 0
-	st, err := await(nil, req, func() bool {
-		if t.isGone(src) {
-			return true
+	for looks := 0; ; looks++ {
+		lockMPI()
+		if t.rx.drain == nil {
+			t.rx.drain = cmalloc(channel.MaxFrame)
 		}
-		if looks++; looks%1024 != 1 { // the clock now and then: a look costs less
-			return false
+		rc := C.sc_take_payload(C.int(src), tagPayload, t.comm, dst, C.int(n), handle(unsafe.Pointer(req)), t.rx.drain, channel.MaxFrame, outH)
+		count, errc := int(out.count), out.err
+		mpiMu.Unlock()
+		switch {
+		case errc != C.MPI_SUCCESS:
+			return mpiError("receiving a payload", errc)
+		case rc < 0:
+			return fmt.Errorf("%w: rank %d: a payload of %d bytes whose header says %d", channel.ErrProtocol, src, count, n)
+		case rc > 0:
+			_, err := await(nil, req, nil, nil)
+			return err
+		case t.isGone(src):
+			return errWithdrawn
 		}
-		if start.IsZero() {
-			start = time.Now()
+		if looks%64 == 63 { // the clock now and then: a look costs less
+			if start.IsZero() {
+				start = time.Now()
+			} else if time.Since(start) > timeout {
+				return fmt.Errorf("%w: rank %d: no payload %v after its frame's header", channel.ErrProtocol, src, timeout)
+			}
 		}
-		late = time.Since(start) > timeout
-		return late
-	}, nil)
-	var me *Error
-	switch {
-	case late:
-		return fmt.Errorf("%w: rank %d: no payload %v after its frame's header", channel.ErrProtocol, src, timeout)
-	case errors.As(err, &me) && me.Code == C.MPI_ERR_TRUNCATE:
-		return fmt.Errorf("%w: rank %d: a payload longer than the %d bytes its header says", channel.ErrProtocol, src, n)
-	case err != nil:
-		return err
-	case st.count != n:
-		return fmt.Errorf("%w: rank %d: a payload of %d bytes whose header says %d", channel.ErrProtocol, src, st.count, n)
+		w.pause()
 	}
-	return nil
 }
 
 // payloadTimeout bounds the wait for a payload once its header is in.

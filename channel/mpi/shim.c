@@ -108,10 +108,6 @@ int sc_isend_go(uintptr_t buf, int n, int dst, int tag, MPI_Comm c, uintptr_t r)
 	return MPI_Isend((void *)buf, n, MPI_BYTE, dst, tag, c, (MPI_Request *)r);
 }
 
-int sc_irecv_go(uintptr_t buf, int n, int src, int tag, MPI_Comm c, uintptr_t r) {
-	return MPI_Irecv((void *)buf, n, MPI_BYTE, src, tag, c, (MPI_Request *)r);
-}
-
 int sc_irecv(void *buf, int n, int src, int tag, MPI_Comm c, MPI_Request *r) {
 	return MPI_Irecv(buf, n, MPI_BYTE, src < 0 ? MPI_ANY_SOURCE : src, tag, c, r);
 }
@@ -134,6 +130,33 @@ int sc_drain(int src, int tag, MPI_Comm c, void *scratch, int n, int *got) {
 	}
 	MPI_Mrecv(scratch, n, MPI_BYTE, &m, &st); // a truncation error is fine: the message is gone
 	return MPI_SUCCESS;
+}
+
+// sc_take_payload starts the receive of the next message with tag from
+// src into buf (n bytes, Go memory: its address as an integer), once it
+// has come and only if it is exactly n bytes long: MPI never receives a
+// longer one into buf, nor writes past n. It returns 0 if no such message
+// has come yet, 1 with the receive started (req), or -1 if the message
+// is of another length (in o's count), which it then takes into scratch
+// (C memory, sn bytes: a longer message is cut there), and an MPI error
+// code as err.
+int sc_take_payload(int src, int tag, MPI_Comm c, uintptr_t buf, int n, uintptr_t req, void *scratch, int sn, uintptr_t out) {
+	sc_out *o = (sc_out *)out;
+	int flag = 0;
+	MPI_Message m;
+	MPI_Status st;
+	o->err = MPI_Improbe(src, tag, c, &flag, &m, &st);
+	if (o->err != MPI_SUCCESS || !flag) {
+		return 0;
+	}
+	o->count = -1;
+	MPI_Get_count(&st, MPI_BYTE, &o->count);
+	if (o->count != n) {
+		MPI_Mrecv(scratch, sn, MPI_BYTE, &m, &st); // a truncation error is fine: the message is gone
+		return -1;
+	}
+	o->err = MPI_Imrecv((void *)buf, n, MPI_BYTE, &m, (MPI_Request *)req);
+	return 1;
 }
 
 int sc_ibarrier(MPI_Comm c, MPI_Request *r) { return MPI_Ibarrier(c, r); }

@@ -6,7 +6,6 @@ package mpi
 #cgo pkg-config: ompi-c
 #cgo nocallback sc_test
 #cgo nocallback sc_isend_go
-#cgo nocallback sc_irecv_go
 #cgo nocallback sc_isend
 #include "shim.h"
 */
