@@ -33,13 +33,15 @@ var (
 	osuInject  = flag.Float64("osu.inject", 0, "fraction of frames to corrupt")
 	osuIters   = flag.Int("osu.iters", 0, "timed iterations per row (default: OSU's)")
 	rawBW      = flag.String("rawbw", "", "TestRawBandwidth: sizes in bytes, comma-separated")
+	rawProtect = flag.String("rawbw.protect", "none", "TestRawBandwidth: protections, comma-separated (none, checksum, merkle)")
+	osuWarmup  = flag.Int("osu.warmup", 0, "untimed iterations before the timed ones (default: OSU's)")
 )
 
 func TestOSU(t *testing.T) {
 	if *osuOp == "" {
 		t.Skip("no -osu benchmark asked for")
 	}
-	cfg := osu.Config{Op: *osuOp, Protect: strings.Split(*osuProtect, ","), Transport: "mpi", Iters: *osuIters}
+	cfg := osu.Config{Op: *osuOp, Protect: strings.Split(*osuProtect, ","), Transport: "mpi", Iters: *osuIters, Warmup: *osuWarmup}
 	if *osuSizes != "" {
 		for _, s := range strings.Split(*osuSizes, ",") {
 			n, err := strconv.Atoi(s)
@@ -86,9 +88,10 @@ func TestOSU(t *testing.T) {
 // terms, in its way: every message of a window from a buffer of its own
 // and into one of its own. Only the first and last byte of each
 // window's last message are looked at, so a transport that moved
-// nothing would still fail.
+// nothing would still fail. -rawbw.protect measures the protection
+// layers too, each over the same endpoint, size by size.
 //
-//	mpirun -np 2 ./mpi.test -test.run RawBandwidth -rawbw 65536,1048576
+//	mpirun -np 2 ./mpi.test -test.run RawBandwidth -rawbw 65536,1048576 -rawbw.protect none,checksum,merkle
 func TestRawBandwidth(t *testing.T) {
 	if *rawBW == "" {
 		t.Skip("no -rawbw sizes asked for")
@@ -102,6 +105,13 @@ func TestRawBandwidth(t *testing.T) {
 	defer ep.Close()
 	if ep.Size() != 2 {
 		t.Fatalf("%d ranks: -rawbw runs between 2", ep.Size())
+	}
+	layers := map[string]channel.Comm{"none": ep}
+	if layers["checksum"], err = channel.WithChecksum(ep); err != nil {
+		t.Fatal(err)
+	}
+	if layers["merkle"], err = channel.WithMerkle(ep); err != nil {
+		t.Fatal(err)
 	}
 	for _, f := range strings.Split(*rawBW, ",") {
 		n, err := strconv.Atoi(f)
@@ -121,47 +131,65 @@ func TestRawBandwidth(t *testing.T) {
 			bufs[i] = make([]byte, n)
 		}
 		reqs := make([]*channel.Request, window)
-		var t0 time.Time
-		for k := range warm + iters {
-			if k == warm {
-				if err := ep.Barrier(ctx); err != nil {
-					t.Fatal(err)
-				}
-				t0 = time.Now()
+		for _, how := range strings.Split(*rawProtect, ",") {
+			c := layers[how]
+			if c == nil {
+				t.Fatalf("-rawbw.protect: no protection %q", how)
 			}
-			if ep.Rank() == 0 {
-				last := bufs[window-1]
-				last[0], last[n-1] = byte(k), byte(k+1)
-				for i := range reqs {
-					reqs[i] = channel.Isend(ctx, ep, 1, 1, bufs[i])
-				}
-			} else {
-				for i := range reqs {
-					reqs[i] = channel.Irecv(ctx, ep, 0, 1, bufs[i])
-				}
-			}
-			if err := channel.WaitAll(reqs...); err != nil {
-				t.Fatal(err)
-			}
-			if ep.Rank() == 0 {
-				if _, err := ep.Recv(ctx, 1, 2, nil); err != nil {
-					t.Fatal(err)
-				}
-				continue
-			}
-			if last := bufs[window-1]; last[0] != byte(k) || last[n-1] != byte(k+1) {
-				t.Fatalf("%d bytes, window %d: not the bytes sent", n, k)
-			}
-			if err := ep.Send(ctx, 0, 2, nil); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if ep.Rank() == 0 {
-			secs := time.Since(t0).Seconds()
-			fmt.Printf("%-9s %-4s %-8s %10d %12.2f %-4s\n", "rawbw", "mpi", "none", n, float64(n)*float64(window)*float64(iters)/secs/1e6, "MB/s")
+			rawWindows(ctx, t, c, ep, n, window, warm, iters, bufs, reqs, how)
 		}
 	}
 	if err := ep.Barrier(ctx); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// rawWindows is one row of TestRawBandwidth: over c, with ep's barrier
+// before the clock starts and the eager sends flushed before it stops.
+func rawWindows(ctx context.Context, t *testing.T, c channel.Comm, ep *channel.Endpoint, n, window, warm, iters int, bufs [][]byte, reqs []*channel.Request, how string) {
+	var t0 time.Time
+	for k := range warm + iters {
+		if k == warm {
+			if err := channel.Flush(ctx, c); err != nil {
+				t.Fatal(err)
+			}
+			if err := ep.Barrier(ctx); err != nil {
+				t.Fatal(err)
+			}
+			t0 = time.Now()
+		}
+		if ep.Rank() == 0 {
+			last := bufs[window-1]
+			last[0], last[n-1] = byte(k), byte(k+1)
+			for i := range reqs {
+				reqs[i] = channel.Isend(ctx, c, 1, 1, bufs[i])
+			}
+		} else {
+			for i := range reqs {
+				reqs[i] = channel.Irecv(ctx, c, 0, 1, bufs[i])
+			}
+		}
+		if err := channel.WaitAll(reqs...); err != nil {
+			t.Fatal(err)
+		}
+		if ep.Rank() == 0 {
+			if _, err := c.Recv(ctx, 1, 2, nil); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		if last := bufs[window-1]; last[0] != byte(k) || last[n-1] != byte(k+1) {
+			t.Fatalf("%d bytes, %s, window %d: not the bytes sent", n, how, k)
+		}
+		if err := c.Send(ctx, 0, 2, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := channel.Flush(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	if ep.Rank() == 0 {
+		secs := time.Since(t0).Seconds()
+		fmt.Printf("%-9s %-4s %-8s %10d %12.2f %-4s\n", "rawbw", "mpi", how, n, float64(n)*float64(window)*float64(iters)/secs/1e6, "MB/s")
 	}
 }
