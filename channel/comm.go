@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/sigcheck/sigcheck/internal/wire"
 )
@@ -111,29 +112,58 @@ type Request struct {
 	done   chan struct{}
 	status Status
 	err    error
+
+	// run, if set, is the transfer's wait, not yet begun: the first Wait
+	// runs it on its own goroutine, and Done on a new one (started says
+	// which came first). A request needs no goroutine until then, and a
+	// window of them waited for in turn by one goroutine needs none at
+	// all: the first wait's progress finishes the later ones too.
+	run     func() (Status, error)
+	started atomic.Bool
 }
 
 // Wait waits for the transfer and returns its outcome.
 func (r *Request) Wait() (Status, error) {
+	if r.run != nil && r.started.CompareAndSwap(false, true) {
+		r.finish()
+	}
 	<-r.done
 	return r.status, r.err
 }
 
 // Done is closed when the transfer is over.
-func (r *Request) Done() <-chan struct{} { return r.done }
+func (r *Request) Done() <-chan struct{} {
+	if r.run != nil && r.started.CompareAndSwap(false, true) {
+		go r.finish()
+	}
+	return r.done
+}
+
+func (r *Request) finish() {
+	r.status, r.err = r.run()
+	close(r.done)
+}
+
+// closed is the Done channel of the requests finished when made.
+var closedDone = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
 // Isend sends in the background; data must not change until Wait returns.
 // On a Comm over this package's engine (an Endpoint, a duplicate, a
 // layer over either) the send takes its place before Isend returns:
 // messages to one rank are matched in the order of the Isend and Send
 // calls that sent them, as MPI's non-overtaking rule says, whichever
-// goroutine gets to write first.
+// goroutine gets to write first. A small message that the transport can
+// take at once, with no earlier send to the same rank still waiting to
+// write, is sent before Isend returns, on the caller's goroutine.
 func Isend(ctx context.Context, c Comm, dst, tag int, data []byte) *Request {
-	r := &Request{done: make(chan struct{})}
 	send := func() error { return c.Send(ctx, dst, tag, data) }
 	if p, ok := c.(sendPoster); ok {
+		if p.trySend(ctx, dst, tag, data) {
+			return &Request{done: closedDone}
+		}
 		send = p.postSend(ctx, dst, tag, data)
 	}
+	r := &Request{done: make(chan struct{})}
 	go func() {
 		defer close(r.done)
 		r.err = send()
@@ -142,31 +172,32 @@ func Isend(ctx context.Context, c Comm, dst, tag int, data []byte) *Request {
 }
 
 // sendPoster is a Comm whose sends can take their place in the order of
-// its rank's sends now and write later (sendorder.go).
+// its rank's sends now and write later (sendorder.go), or, small and
+// unprotected, be written now.
 type sendPoster interface {
 	postSend(ctx context.Context, dst, tag int, data []byte) func() error
+	trySend(ctx context.Context, dst, tag int, data []byte) bool
 }
 
 // Irecv receives in the background; buf must not be touched until Wait
 // returns. On a Comm over this package's engine the receive is posted
 // before Irecv returns, so that a message sent after it lands straight in
-// buf.
+// buf. Such a receive is waited for (and withdrawn if ctx ends first) by
+// the first Wait, or from the first call of Done: until then no
+// goroutine watches ctx.
 func Irecv(ctx context.Context, c Comm, src, tag int, buf []byte) *Request {
-	r := &Request{done: make(chan struct{})}
 	if p, ok := c.(poster); ok {
 		rr, err := p.post(src, tag, buf)
 		if err != nil {
-			r.err = err
-			close(r.done)
-			return r
+			return &Request{done: closedDone, err: err}
 		}
 		e := c.(framed).engine()
-		go func() {
-			defer close(r.done)
-			r.status, _, r.err = e.wait(ctx, rr)
-		}()
-		return r
+		return &Request{done: make(chan struct{}), run: func() (Status, error) {
+			st, _, err := e.wait(ctx, rr)
+			return st, err
+		}}
 	}
+	r := &Request{done: make(chan struct{})}
 	go func() {
 		defer close(r.done)
 		r.status, r.err = c.Recv(ctx, src, tag, buf)

@@ -305,3 +305,56 @@ func TestPeerLost(t *testing.T) {
 	eps[0].Close()
 	eps[2].Close()
 }
+
+// A posted receive is waited for by whoever asks first: Wait on its own
+// goroutine, or Done, which must close without any Wait (a select on
+// Done is how a Go program waits for one of several). A receive whose
+// context ends before its message comes is withdrawn by that first
+// wait, and the message then goes to the next receive. Over TCP too,
+// where Isend of a small message sends it before returning.
+func TestRequestWaitedLazily(t *testing.T) {
+	for _, tcp := range []bool{false, true} {
+		var eps []*Endpoint
+		var err error
+		if tcp {
+			eps, err = startTCP(2, []byte("lazy"))
+		} else {
+			eps, err = NewLocal(2)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		// Done alone.
+		buf := make([]byte, 5)
+		r := Irecv(ctx, eps[1], 0, 1, buf)
+		s := Isend(ctx, eps[0], 1, 1, []byte("hello"))
+		select {
+		case <-r.Done():
+		case <-ctx.Done():
+			t.Fatalf("tcp=%v: Done never closed", tcp)
+		}
+		if st, err := r.Wait(); err != nil || st.Len != 5 || string(buf) != "hello" {
+			t.Fatalf("tcp=%v: %v %v %q", tcp, st, err, buf)
+		}
+		if _, err := s.Wait(); err != nil {
+			t.Fatal(err)
+		}
+		// A receive whose context ended is withdrawn by its Wait; the
+		// message goes to the receive after it.
+		dead, kill := context.WithCancel(ctx)
+		r1 := Irecv(dead, eps[1], 0, 2, make([]byte, 5))
+		kill()
+		if _, err := r1.Wait(); !errors.Is(err, context.Canceled) {
+			t.Fatalf("tcp=%v: a withdrawn receive: %v", tcp, err)
+		}
+		if err := eps[0].Send(ctx, 1, 2, []byte("world")); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := eps[1].Recv(ctx, 0, 2, buf); err != nil || string(buf) != "world" {
+			t.Fatalf("tcp=%v: after the withdrawn receive: %v %q", tcp, err, buf)
+		}
+		cancel()
+		closeAll(eps)
+	}
+}

@@ -20,6 +20,7 @@ type caps struct {
 	progress transport.Progresser  // a waiting receive reads its link
 	batch    transport.BatchSender // several frames in one call
 	try      transport.TrySender   // control frames sent without waiting
+	post     transport.Poster      // a send's turn passes before its payload is read
 	call     transport.Caller      // delivery within the sender's call (in process)
 	piece    int                   // transport.Piecer's, or 0
 }
@@ -29,6 +30,7 @@ func capsOf(t Transport) caps {
 	c.progress, _ = t.(transport.Progresser)
 	c.batch, _ = t.(transport.BatchSender)
 	c.try, _ = t.(transport.TrySender)
+	c.post, _ = t.(transport.Poster)
 	c.call, _ = t.(transport.Caller)
 	if p, ok := t.(transport.Piecer); ok {
 		c.piece = max(0, p.Piece())

@@ -57,6 +57,10 @@ func (v *view) postSend(ctx context.Context, dst, tag int, data []byte) func() e
 	return func() error { return v.e.sendIn(ctx, t, v.ctx, dst, int64(tag), data, nil) }
 }
 
+func (v *view) trySend(ctx context.Context, dst, tag int, data []byte) bool {
+	return v.p == nil && ctx.Err() == nil && checkSend(v, dst, tag, v.sys) == nil && v.e.trySend(v.ctx, dst, int64(tag), data)
+}
+
 func (v *view) post(src, tag int, buf []byte) (*recvReq, error) {
 	if err := checkRecv(v, src, tag, v.sys); err != nil {
 		return nil, err

@@ -75,6 +75,54 @@ func (t *tx) sendLarge(ctx context.Context, dst int, h *channel.Header, payload 
 	return t.awaitPinned(dst, req)
 }
 
+// Post starts a frame's send (transport.Poster): a small frame goes as
+// by Send, and finish has nothing to wait for; a larger one's payload is
+// under way from the caller's memory, pinned, when Post returns, and
+// finish waits until MPI has read it. The engine's next send to dst
+// starts meanwhile, so that a window of such frames is in flight at
+// once.
+func (t *tx) Post(ctx context.Context, dst int, h channel.Header, payload []byte) (func() error, error) {
+	if err := t.usable(dst); err != nil {
+		return nil, err
+	}
+	if h.Plen <= inlineMax && len(payload) <= inlineMax {
+		if rc := t.postSmall(dst, &h, payload); rc != C.MPI_SUCCESS {
+			if err := t.sendSmallAgain(ctx, dst, &h, payload, rc); err != nil {
+				return nil, err
+			}
+		}
+		return finished, nil
+	}
+	if err := checkPayload(&h, payload); err != nil {
+		return nil, err
+	}
+	s := &postedSend{t: t, dst: dst, req: newRequests(1)}
+	if err := t.postPinned(ctx, dst, &h, payload, s.req, &s.pin); err != nil {
+		s.pin.Unpin()
+		freeRequests(s.req)
+		return nil, err
+	}
+	return s.finish, nil
+}
+
+// finished is the finish of a send that is over when Post returns.
+func finished() error { return nil }
+
+// postedSend is a large frame's send under way (Post).
+type postedSend struct {
+	t   *tx
+	dst int
+	req request
+	pin runtime.Pinner
+}
+
+func (s *postedSend) finish() error {
+	err := s.t.awaitPinned(s.dst, s.req)
+	s.pin.Unpin()
+	freeRequests(s.req)
+	return err
+}
+
 // SendBatch sends frames to dst in order (transport.BatchSender): as
 // many Sends would, but the larger payloads' sends are all under way
 // before it waits for the first, so that the receiver takes one while

@@ -141,6 +141,19 @@ type BatchSender interface {
 	SendBatch(ctx context.Context, dst int, hs []Header, ps [][]byte) error
 }
 
+// Poster is a Transport whose sends can still be under way when the
+// call that starts them returns. Post returns once the frame has its
+// place on dst's link — a frame sent to dst after Post returns goes
+// after it — and finish then waits until the payload's memory is the
+// caller's again, and returns the send's error; finish must be called,
+// once. The engine passes a send's turn (the order of one rank's sends
+// to another, which MPI keeps) to the next send when Post returns, so
+// that a window of large Isends is under way at once, as MPI's are,
+// instead of one after the other with a round trip between.
+type Poster interface {
+	Post(ctx context.Context, dst int, h Header, payload []byte) (finish func() error, err error)
+}
+
 // Piecer is a Transport that moves a message best in pieces of Piece
 // bytes: the engine frames and hashes protected messages in pieces of
 // this size, so that the hashing of one piece overlaps the transfer of
