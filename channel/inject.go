@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sigcheck/sigcheck/channel/transport"
 	"github.com/sigcheck/sigcheck/internal/wire"
 )
 
@@ -135,24 +136,59 @@ func inject(t Transport, inj *Injector, rank int, stats *counters) Transport {
 	if inj.Ranks != nil && !slices.Contains(inj.Ranks, rank) {
 		return t
 	}
-	return &injectTx{Transport: t, inj: inj, rank: rank, stats: stats,
+	it := &injectTx{Transport: t, inj: inj, rank: rank, stats: stats,
 		rng: rand.New(rand.NewPCG(inj.Seed, uint64(rank)+0x9e3779b97f4a7c15))}
+	if p, ok := t.(transport.Poster); ok {
+		return &injectPostTx{it, p}
+	}
+	return it
 }
 
+// injectPostTx is an injectTx over a transport.Poster, which it offers
+// in turn, so that a transport's posted sends meet faults too: a frame
+// spared goes by Post, a frame hit goes as Send sends it.
+type injectPostTx struct {
+	*injectTx
+	p transport.Poster
+}
+
+func (t *injectPostTx) Post(ctx context.Context, dst int, h wire.Header, payload []byte) (func() error, error) {
+	hit, bit := t.draw(h, payload)
+	if !hit {
+		return t.p.Post(ctx, dst, h, payload)
+	}
+	return posted, t.hit(ctx, dst, h, payload, bit)
+}
+
+// posted is the finish of a send that ended in its Post.
+func posted() error { return nil }
+
 func (t *injectTx) Send(ctx context.Context, dst int, h wire.Header, payload []byte) error {
-	if t.inj.Tags != nil && !slices.Contains(t.inj.Tags, int(h.Tag)) {
-		return t.Transport.Send(ctx, dst, h, payload)
-	}
-	if t.inj.Fault == Flip && len(payload) == 0 {
-		return t.Transport.Send(ctx, dst, h, payload)
-	}
-	t.mu.Lock()
-	hit := t.rng.Float64() < t.inj.Rate
-	bit := t.rng.IntN(max(1, 8*len(payload)))
-	t.mu.Unlock()
+	hit, bit := t.draw(h, payload)
 	if !hit {
 		return t.Transport.Send(ctx, dst, h, payload)
 	}
+	return t.hit(ctx, dst, h, payload, bit)
+}
+
+// draw says whether the frame is damaged, and which of its bits a Flip
+// flips.
+func (t *injectTx) draw(h wire.Header, payload []byte) (hit bool, bit int) {
+	if t.inj.Tags != nil && !slices.Contains(t.inj.Tags, int(h.Tag)) {
+		return false, 0
+	}
+	if t.inj.Fault == Flip && len(payload) == 0 {
+		return false, 0
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	hit = t.rng.Float64() < t.inj.Rate
+	bit = t.rng.IntN(max(1, 8*len(payload)))
+	return hit, bit
+}
+
+// hit sends the frame damaged as the Injector says.
+func (t *injectTx) hit(ctx context.Context, dst int, h wire.Header, payload []byte, bit int) error {
 	t.stats.injected.Add(1)
 	switch t.inj.Fault {
 	case Flip:

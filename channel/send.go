@@ -45,13 +45,8 @@ func (e *engine) postIn(ctx context.Context, t ticket, p transport.Poster, ctxID
 		t.done()
 		return err
 	}
-	if e.ctl.heldN.Load() > 0 { // verdicts to ride ahead of it: sendNow's batch
-		err := e.sendNow(ctx, ctxID, dst, tag, data, nil)
-		t.done()
-		return err
-	}
 	h := wire.Header{Kind: wire.KindMsg, Ctx: ctxID, Tag: tag, ID: e.nextID.Add(1), Total: int64(len(data)), Plen: len(data)}
-	finish, err := p.Post(ctx, dst, h, data)
+	finish, err := e.postFrame(ctx, p, dst, &h, data)
 	t.done()
 	if err == nil {
 		err = finish()
@@ -230,6 +225,29 @@ func (e *engine) frame(ctx context.Context, dst int, h *wire.Header, p []byte) e
 		}
 	}
 	return e.tx.Send(ctx, dst, *h, p)
+}
+
+// postFrame starts frame h over data to dst on a transport.Poster, the
+// verdicts held for dst sent ahead of it (as frameWithHeld sends them),
+// and returns the Post's finish.
+func (e *engine) postFrame(ctx context.Context, p transport.Poster, dst int, h *wire.Header, data []byte) (func() error, error) {
+	if bs := e.caps.batch; bs != nil && e.ctl.heldN.Load() > 0 {
+		b := batches.Get().(*batch)
+		b.fs = e.ctl.takeHeld(dst, b.fs[:0])
+		var err error
+		if len(b.fs) > 0 {
+			for _, f := range b.fs {
+				b.hs, b.ps = append(b.hs, f.h), append(b.ps, f.payload)
+			}
+			e.ctl.rode.Add(uint64(len(b.fs)))
+			err = bs.SendBatch(ctx, dst, b.hs, b.ps)
+		}
+		b.release()
+		if err != nil {
+			return nil, err
+		}
+	}
+	return p.Post(ctx, dst, *h, data)
 }
 
 // frameWithHeld sends a frame to dst behind the verdicts held for dst

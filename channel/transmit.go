@@ -37,10 +37,20 @@ func merkleChunk(seg, piece int) int {
 
 // rootInline says whether a Merkle message of n bytes goes as one frame
 // with its root in the header (transmit), rather than in frames followed
-// by a trailer with the root.
-func (p *protection) rootInline(n int, piece int) bool {
-	return n <= merkleChunk(p.seg, piece) && p.parity == 0 && p.h.Size() == 8
+// by a trailer with the root. Over a transport whose large frames are
+// still being read after they are posted (transport.Poster: Open MPI), a
+// frame of more than postedRootInline goes without its root, and the
+// sender hashes it while the receiver copies it: the trailer costs less
+// than the sender's pass over the message before the frame could leave.
+func (p *protection) rootInline(n int, piece int, posted bool) bool {
+	return n <= merkleChunk(p.seg, piece) && p.parity == 0 && p.h.Size() == 8 && !(posted && n > postedRootInline)
 }
+
+// postedRootInline is the largest Merkle message that goes with its root
+// inline over a transport.Poster: Open MPI's frames of at most 16 KiB of
+// payload are copied out with their header, and Post returns with
+// nothing left to overlap.
+const postedRootInline = 16 << 10
 
 // transmit sends the message: data frames, then for Merkle protection
 // the parity and the root. A checksummed frame is summed just before it
@@ -77,7 +87,7 @@ func (s *sender) transmit(ctx context.Context) error {
 	if s.e.ctl.inline && len(s.data) > hashPiece && runtime.GOMAXPROCS(0) > 1 {
 		return s.transmitBeside(ctx, chunk)
 	}
-	if s.p.rootInline(len(s.data), piece) {
+	if s.p.rootInline(len(s.data), piece, s.e.caps.post != nil) {
 		// One frame: its root rides in its header (which has a check of
 		// its own) instead of a trailer frame — a frame fewer for every
 		// small message. The tree is made only if the receiver descends
@@ -106,6 +116,20 @@ func (s *sender) transmit(ctx context.Context) error {
 		return err
 	}
 	s.t = t
+	if p := s.e.caps.post; p != nil && len(s.data) <= chunk && s.dst != s.e.rank {
+		// One frame over a transport.Poster: hashed while it is read.
+		h.Plen = len(s.data)
+		finish, err := s.e.postFrame(ctx, p, s.dst, &h, s.data)
+		if err != nil {
+			return err
+		}
+		t.HashSegments(s.data, 0, max(1, (len(s.data)+seg-1)/seg))
+		t.Finish()
+		if err := finish(); err != nil {
+			return err
+		}
+		return s.transmitRest(ctx)
+	}
 	hashed := 0 // segments hashed: those of the frames already written
 	err = s.e.sendData(ctx, s.dst, h, s.data, chunk, func(off int64, p []byte) uint64 {
 		hi := int(off / int64(seg))
@@ -183,7 +207,7 @@ func (pre *preHash) compute(e *engine, p *protection, data []byte) {
 		pre.n = n
 	case e.ctl.inline:
 		// In process the Merkle paths differ (transmitBeside).
-	case p.rootInline(len(data), e.caps.piece):
+	case p.rootInline(len(data), e.caps.piece, e.caps.post != nil):
 		if root, err := p.h.Root(data, p.seg); err == nil {
 			pre.root, pre.haveRoot = root.Lo, true
 		}
