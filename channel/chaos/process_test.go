@@ -3,6 +3,7 @@ package chaos
 import (
 	"context"
 	"errors"
+	"fmt"
 	"reflect"
 	"sync"
 	"testing"
@@ -57,21 +58,43 @@ func TestReportCodec(t *testing.T) {
 // the campaign cannot stand between (Open MPI) shapes the frames a rank
 // sends as the in-process links do: schedules run over it keep every
 // promise. The job is in process, its links perfect; the faults come
-// from the wrapper alone.
+// from the wrapper alone. Its schedules run -chaos.par at once, as the
+// campaign's do: each mostly waits (a deadline, a probe), and one after
+// the other the thirty took ten seconds.
 func TestFaultWrapper(t *testing.T) {
 	t.Parallel() // beside the campaign: both mostly wait
 	n := 30
 	if testing.Short() {
 		n = 10
 	}
+	type ran struct {
+		s   Schedule
+		r   Result
+		err error
+	}
+	runs := make([]ran, n)
+	slots := make(chan struct{}, max(1, *parFlag))
+	var wg sync.WaitGroup
+	for i := range runs {
+		wg.Go(func() {
+			slots <- struct{}{}
+			defer func() { <-slots }()
+			s := DrawMPI(uint64(i+1), 3)
+			r, err := runWrapped(s)
+			runs[i] = ran{s, r, err}
+		})
+	}
+	wg.Wait()
 	hit := 0
-	for seed := uint64(1); seed <= uint64(n); seed++ {
-		s := DrawMPI(seed, 3)
-		r := runWrapped(t, s)
-		if r.Bad() {
-			t.Errorf("%s\n%+v", s, r)
+	for _, x := range runs {
+		switch {
+		case x.err != nil:
+			t.Error(x.err)
+			continue
+		case x.r.Bad():
+			t.Errorf("%s\n%+v", x.s, x.r)
 		}
-		for _, k := range r.Injected {
+		for _, k := range x.r.Injected {
 			hit += k
 		}
 	}
@@ -85,11 +108,10 @@ func TestFaultWrapper(t *testing.T) {
 // (the faults come from the wrapper RunProcess puts on it) and talks to
 // the others through a control job of its own. Every process must judge
 // the job alike.
-func runWrapped(t *testing.T, s Schedule) Result {
-	t.Helper()
+func runWrapped(s Schedule) (Result, error) {
 	ctl, err := channel.NewLocal(s.P)
 	if err != nil {
-		t.Fatal(err)
+		return Result{}, err
 	}
 	defer func() {
 		for _, ep := range ctl {
@@ -116,15 +138,15 @@ func runWrapped(t *testing.T, s Schedule) Result {
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
-		t.Fatalf("%s: %v", s, err)
+		return Result{}, fmt.Errorf("%s: %v", s, err)
 	}
 	for r := range results {
 		results[r].Errors = nil // each process's own
 	}
 	for r := range results {
 		if !reflect.DeepEqual(results[r], results[0]) {
-			t.Fatalf("%s: rank %d judged %+v, rank 0 %+v", s, r, results[r], results[0])
+			return Result{}, fmt.Errorf("%s: rank %d judged %+v, rank 0 %+v", s, r, results[r], results[0])
 		}
 	}
-	return results[0]
+	return results[0], nil
 }

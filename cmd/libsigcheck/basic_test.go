@@ -12,7 +12,9 @@ import (
 
 // The first example: ten MPI_INT received as ten MPI_FLOAT.
 func TestIntReceivedAsFloat(t *testing.T) {
+	t.Parallel()
 	exe := compile(t, t.TempDir(), "p2p_int_float.c")
+	slot(t)
 	j := mpiJob(t, 2, true, nil, exe)
 	f := j.findings()
 	if len(f) != 1 || !strings.Contains(f[0], "element 0") {
@@ -36,7 +38,9 @@ func TestIntReceivedAsFloat(t *testing.T) {
 // A correct program's output and exit status are the same with the
 // library as without, and it gets no report.
 func TestCorrectPingPongUnchanged(t *testing.T) {
+	t.Parallel()
 	exe := compile(t, t.TempDir(), "ok_pingpong.c")
+	slot(t)
 	plain := mpiJob(t, 2, false, nil, exe)
 	for _, mode := range []string{"types", "checksum"} {
 		j := mpiJob(t, 2, true, map[string]string{"SIGCHECK_CHECK": mode, "SIGCHECK_ON_ERROR": "abort"}, exe)
@@ -56,10 +60,12 @@ func TestCorrectPingPongUnchanged(t *testing.T) {
 // is detected and repaired before the receive returns, so the program's
 // output is the same as without the library, and the job ends normally.
 func TestRepairRepairsEveryInjectedFlip(t *testing.T) {
-	dir := t.TempDir()
+	t.Parallel()
 	for _, prog := range []string{"ok_pingpong.c", "repair_vector.c", "ok_permuted.c"} {
 		t.Run(prog, func(t *testing.T) {
-			exe := compile(t, dir, prog)
+			t.Parallel()
+			exe := compile(t, t.TempDir(), prog)
+			slot(t)
 			plain := mpiJob(t, 2, false, nil, exe)
 			j := mpiJob(t, 2, true, map[string]string{"SIGCHECK_CHECK": "repair", "SIGCHECK_INJECT": "0.2",
 				"SIGCHECK_SEED": "7", "SIGCHECK_ON_ERROR": "abort"}, exe)
@@ -85,7 +91,9 @@ func TestRepairRepairsEveryInjectedFlip(t *testing.T) {
 // Checksum mode detects every flip and, in abort mode, ends the job with
 // the report.
 func TestChecksumDetectsInjectedFlip(t *testing.T) {
+	t.Parallel()
 	exe := compile(t, t.TempDir(), "repair_vector.c")
+	slot(t)
 	j := mpiJob(t, 2, true, map[string]string{"SIGCHECK_CHECK": "checksum", "SIGCHECK_INJECT": "0.05", "SIGCHECK_SEED": "3"}, exe)
 	var injected, corrupt uint64
 	for _, s := range j.Summaries {
@@ -105,7 +113,9 @@ func TestChecksumDetectsInjectedFlip(t *testing.T) {
 // Testany and Testsome never report a non-blocking collective inactive
 // (MPI_UNDEFINED) while the library holds it back for its check.
 func TestTestanyOnHeldCollective(t *testing.T) {
+	t.Parallel()
 	exe := compile(t, t.TempDir(), "nbc_testany.c")
+	slot(t)
 	j := mpiJob(t, 2, true, map[string]string{"SIGCHECK_ON_ERROR": "abort"}, exe)
 	if j.Stdout != "bad 0\n" || j.Exit != 0 {
 		t.Fatalf("stdout %q exit %d\n%s", j.Stdout, j.Exit, j.Stderr)
@@ -117,7 +127,9 @@ func TestTestanyOnHeldCollective(t *testing.T) {
 // the second half (each left a description unread on its receiver, about
 // 16 MiB here, before the receiver read them as headers announce them).
 func TestDatatypeChurnStaysBounded(t *testing.T) {
+	t.Parallel()
 	exe := compile(t, t.TempDir(), "ok_type_churn.c")
+	slot(t)
 	j := mpiJob(t, 2, true, nil, exe)
 	var send, recv int64
 	if _, err := fmt.Sscan(j.Stdout, &send, &recv); err != nil || j.Exit != 0 {
@@ -136,7 +148,9 @@ func TestDatatypeChurnStaysBounded(t *testing.T) {
 // delivered, the call is counted unchecked with the reason, and nothing
 // is reported.
 func TestUndecodableDatatypePassesThrough(t *testing.T) {
+	t.Parallel()
 	exe := compile(t, t.TempDir(), "ok_darray.c")
+	slot(t)
 	plain := mpiJob(t, 2, false, nil, exe)
 	j := mpiJob(t, 2, true, map[string]string{"SIGCHECK_ON_ERROR": "abort"}, exe)
 	if j.Stdout != plain.Stdout || j.Exit != 0 || strings.Contains(j.Stderr, "sigcheck:") {
@@ -179,6 +193,7 @@ func TestNothingWithoutMPIInit(t *testing.T) {
 // Loaded into a Go program (which has a runtime of its own), the library
 // says so in one line and the program exits 2 before its main runs.
 func TestRefusesGoProgram(t *testing.T) {
+	t.Parallel()
 	library(t) // or skip, saying why, before building a cgo program
 	exe := filepath.Join(t.TempDir(), "goprog")
 	build := exec.Command("go", "build", "-o", exe, "./testdata/goprog")

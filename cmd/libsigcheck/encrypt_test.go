@@ -53,15 +53,22 @@ func TestEncryptedAllgather(t *testing.T) {
 		// all-gathers each rank encrypts: the world's, the algorithms',
 		// and the odd ranks' (which span nodes unless there is one).
 		minEnc uint64
+		// long: only with -libsigcheck.long; the first layout runs every
+		// algorithm across nodes too, and encgather_test.go runs these
+		// layouts' schedules between goroutines.
+		long bool
 	}{
-		{4, "2", encWorld + encAlgs + 16},
-		{7, "2", encWorld + encAlgs + 16},
-		{8, "2:cyclic", encWorld + encAlgs},
-		{4, "4", encTotal},
-		{5, "", 0},
+		{4, "2", encWorld + encAlgs + 16, false},
+		{7, "2", encWorld + encAlgs + 16, true},
+		{8, "2:cyclic", encWorld + encAlgs, true},
+		{4, "4", encTotal, true},
+		{5, "", 0, false},
 	} {
 		t.Run(fmt.Sprintf("np=%d/nodes=%s", c.np, c.nodes), func(t *testing.T) {
 			t.Parallel()
+			if c.long {
+				needLong(t)
+			}
 			slot(t)
 			want := plainOutput(t, exe, c.np)
 			env := map[string]string{"SIGCHECK_ENCRYPT": "1", "SIGCHECK_ON_ERROR": "abort"}
@@ -198,7 +205,7 @@ func TestSigcheckMpirunEncrypt(t *testing.T) {
 	cmd := exec.Command(sigcheck, "mpirun", "-lib", lib, "-encrypt", "-nodes", "2", "-summary", sum, "--",
 		"mpirun", "--allow-run-as-root", "--oversubscribe", "-np", "4", exe)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "OMPI_MCA_btl=self,vader", "OMPI_MCA_rmaps_base_oversubscribe=1")
+	cmd.Env = mpiEnv()
 	var so, se bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &so, &se
 	if err := cmd.Run(); err != nil || so.String() != want {

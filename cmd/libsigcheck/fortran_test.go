@@ -27,6 +27,7 @@ func needFortran(t *testing.T) {
 // Ten INTEGERs received as ten REALs, through each of the three bindings:
 // one report, at element 0, naming the Fortran types.
 func TestFortranIntegerReceivedAsReal(t *testing.T) {
+	t.Parallel()
 	needFortran(t)
 	for _, src := range []string{"f_int_real.f90", "f_int_real_mpifh.f90", "f_int_real_f08.f90"} {
 		t.Run(strings.TrimSuffix(src, ".f90"), func(t *testing.T) {
@@ -62,8 +63,10 @@ func TestFortranIntegerReceivedAsReal(t *testing.T) {
 
 // A Fortran MPI_Bcast whose root passes INTEGERs and the other rank REALs.
 func TestFortranCollectiveMismatch(t *testing.T) {
+	t.Parallel()
 	needFortran(t)
 	exe := compile(t, t.TempDir(), "f_bcast_int_real.f90")
+	slot(t)
 	j := mpiJob(t, 2, true, nil, exe)
 	f := j.findings()
 	if len(f) != 1 || !strings.HasPrefix(f[0], "rank 1: ") || !strings.Contains(f[0], "element 0") {
@@ -83,6 +86,7 @@ func TestFortranCollectiveMismatch(t *testing.T) {
 // collective once, and no rank has anything unchecked, so every
 // communicator the program made has its shadow.
 func TestFortranCorrectProgramsUnchanged(t *testing.T) {
+	t.Parallel()
 	needFortran(t)
 	cases := []struct {
 		src   string

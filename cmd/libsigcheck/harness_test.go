@@ -11,6 +11,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -86,6 +87,19 @@ func library(t testing.TB) string {
 		t.Fatal(lib.err)
 	}
 	return lib.path
+}
+
+// long runs the sweeps that go test ./... leaves to CI (.ci/run): the
+// encrypted all-gathers on every layout of simulated nodes, and the
+// Jacobi's replicated runs on each protocol and call.
+var long = flag.Bool("libsigcheck.long", false, "run the long sweeps too: the encrypted all-gathers on every layout, the replicated Jacobi on every protocol (CI runs them)")
+
+// needLong skips t unless -libsigcheck.long is given.
+func needLong(t *testing.T) {
+	t.Helper()
+	if !*long {
+		t.Skip("a long sweep's case: run with -libsigcheck.long (CI does)")
+	}
 }
 
 func TestMain(m *testing.M) {
@@ -166,9 +180,7 @@ func mpiJob(t testing.TB, np int, withLib bool, env map[string]string, argv ...s
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "mpirun", args...)
-	// Open MPI's own runtime takes a second per job when it looks for
-	// network interfaces; the tests need shared memory only.
-	cmd.Env = append(os.Environ(), "OMPI_MCA_btl=self,vader", "OMPI_MCA_rmaps_base_oversubscribe=1")
+	cmd.Env = mpiEnv()
 	var so, se bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &so, &se
 	err := cmd.Run()
@@ -196,6 +208,15 @@ func mpiJob(t testing.TB, np int, withLib bool, env map[string]string, argv ...s
 		}
 	}
 	return j
+}
+
+// mpiEnv is the environment of the tests' mpirun: Open MPI's own runtime
+// takes a second per job when it looks for network interfaces, and a
+// fifth of one (of a job's third) when it tries UCX's and libfabric's
+// messaging layers (pml ucx and cm) before settling on ob1; the tests
+// need shared memory only, which is ob1's on any machine.
+func mpiEnv() []string {
+	return append(os.Environ(), "OMPI_MCA_btl=self,vader", "OMPI_MCA_pml=ob1", "OMPI_MCA_rmaps_base_oversubscribe=1")
 }
 
 func with(env map[string]string, k, v string) map[string]string {

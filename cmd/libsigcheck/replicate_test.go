@@ -83,18 +83,23 @@ func TestReplicateJacobi(t *testing.T) {
 	plain := plainJob(t, "jacobi.c", 2, argv...)
 	// r = 3, faults in replica set 0 at 1 % of messages: every run's
 	// answer is the fault-free one, every flip voted out. Three runs, one
-	// of them All-to-all, one with MPI_Sendrecv.
+	// of them All-to-all, one with MPI_Sendrecv; those two with
+	// -libsigcheck.long only (CI runs them).
 	for _, c := range []struct {
 		name string
 		env  map[string]string
 		argv []string
+		long bool
 	}{
-		{"msgplushash", repEnv(3, "SIGCHECK_INJECT", "0.01", "SIGCHECK_SEED", "1"), argv},
-		{"alltoall", repEnv(3, "SIGCHECK_INJECT", "0.01", "SIGCHECK_SEED", "2", "SIGCHECK_REPLICATE_PROTOCOL", "alltoall"), argv},
-		{"sendrecv", repEnv(3, "SIGCHECK_INJECT", "0.01", "SIGCHECK_SEED", "3"), append(argv[:len(argv):len(argv)], "sendrecv")},
+		{"msgplushash", repEnv(3, "SIGCHECK_INJECT", "0.01", "SIGCHECK_SEED", "1"), argv, false},
+		{"alltoall", repEnv(3, "SIGCHECK_INJECT", "0.01", "SIGCHECK_SEED", "2", "SIGCHECK_REPLICATE_PROTOCOL", "alltoall"), argv, true},
+		{"sendrecv", repEnv(3, "SIGCHECK_INJECT", "0.01", "SIGCHECK_SEED", "3"), append(argv[:len(argv):len(argv)], "sendrecv"), true},
 	} {
 		t.Run("protect-"+c.name, func(t *testing.T) {
 			t.Parallel()
+			if c.long {
+				needLong(t)
+			}
 			slot(t)
 			c.env["SIGCHECK_ON_ERROR"] = "abort"
 			j := mpiJob(t, 6, true, c.env, c.argv...)

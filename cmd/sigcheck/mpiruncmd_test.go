@@ -456,6 +456,12 @@ int main(int argc, char **argv) {
 		}
 	}
 	t.Chdir(work)
+	// Shared memory only, as cmd/libsigcheck's tests run: Open MPI
+	// otherwise spends most of a second of each job looking for network
+	// interfaces and trying messaging layers (UCX's, libfabric's) before
+	// it settles on ob1.
+	t.Setenv("OMPI_MCA_btl", "self,vader")
+	t.Setenv("OMPI_MCA_pml", "ob1")
 	job := func(onError, prog string) (string, string, int, mpirunSummary) {
 		js := filepath.Join(work, prog+"-"+onError+".json")
 		o, e, code := sigcheck(t, "mpirun", "-lib", lib, "-on-error", onError, "-summary", js,
