@@ -29,13 +29,13 @@
 // judges it from every rank's report (channel/chaos/mpitest runs that
 // campaign under mpirun; TestFaultWrapper runs it in process).
 //
-// go test runs a short campaign: a thousand schedules, 8 a processor at
+// go test runs a short campaign: 300 schedules, 8 a processor at
 // once (-chaos.par), since most of a schedule's time is spent waiting
 // (for a deadline that a lost frame or a dead peer runs out, a probe, a
-// delay), about half a minute on 2 cores. A long one is
+// delay), about 10 s on 2 cores. A long one is
 // go test ./channel/chaos -run '^TestCampaign$' -chaos.n 100000
 // -chaos.budget 0 -timeout 0, which several processes can share
-// (-chaos.from, the first seed of each; CI runs seeds 1001 to 6000).
+// (-chaos.from, the first seed of each; CI runs seeds 301 to 6000).
 // Every bad schedule is reported with its seed (up to 20), a hang with
 // the stacks of the channel's goroutines that work for its schedule (a
 // label on each tells them from those of the schedules run beside it),
