@@ -164,10 +164,10 @@ func Isend(ctx context.Context, c Comm, dst, tag int, data []byte) *Request {
 		send = p.postSend(ctx, dst, tag, data)
 	}
 	r := &Request{done: make(chan struct{})}
-	go func() {
-		defer close(r.done)
+	goSend(func() {
 		r.err = send()
-	}()
+		close(r.done)
+	})
 	return r
 }
 
