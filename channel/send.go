@@ -133,6 +133,9 @@ func (e *engine) ready(ctx context.Context, dst int) error {
 // is told the message is abandoned. The header is a value, and each
 // never sees it, so that it stays off the heap.
 func (e *engine) sendData(ctx context.Context, dst int, h wire.Header, data []byte, chunk int, each func(off int64, p []byte) uint64) error {
+	if p := e.caps.post; p != nil && dst != e.rank && len(data) > chunk {
+		return e.sendPosted(ctx, p, dst, h, data, chunk, each)
+	}
 	if bs := e.caps.batch; bs != nil && dst != e.rank && len(data) > chunk {
 		return e.sendBatched(ctx, bs, dst, h, data, chunk, each)
 	}
@@ -155,6 +158,47 @@ func (e *engine) sendData(ctx context.Context, dst int, h wire.Header, data []by
 			return nil
 		}
 	}
+}
+
+// sendPosted is sendData over a transport.Poster: each frame is posted
+// as soon as it is hashed, so that the receiver copies one out while the
+// sender hashes the next, where a batch at a time (sendBatched) left the
+// sender waiting for each batch to be read before it hashed the next.
+// The frames' sends are waited for at the end: their payloads are the
+// caller's.
+func (e *engine) sendPosted(ctx context.Context, p transport.Poster, dst int, h wire.Header, data []byte, chunk int, each func(off int64, p []byte) uint64) error {
+	var few [8]func() error
+	finishes := few[:0]
+	var err error
+	for off := 0; off < len(data); {
+		n := min(chunk, len(data)-off)
+		h.Plen, h.Offset = n, int64(off)
+		pl := data[off : off+n]
+		if each != nil {
+			h.Sum = each(h.Offset, pl)
+		}
+		var finish func() error
+		if off == 0 {
+			finish, err = e.postFrame(ctx, p, dst, &h, pl)
+		} else {
+			finish, err = p.Post(ctx, dst, h, pl)
+		}
+		if err != nil {
+			if off > 0 {
+				e.abandon(dst, &h)
+			}
+			break
+		}
+		finishes = append(finishes, finish)
+		off += n
+		h.Kind = wire.KindData
+	}
+	for _, f := range finishes {
+		if ferr := f(); err == nil {
+			err = ferr
+		}
+	}
+	return err
 }
 
 // batchBytes bounds the bytes of the frames sendBatched hands the
