@@ -125,10 +125,13 @@ func (s *sender) transmit(ctx context.Context) error {
 		}
 		t.HashSegments(s.data, 0, max(1, (len(s.data)+seg-1)/seg))
 		t.Finish()
-		if err := finish(); err != nil {
-			return err
+		// The root goes as soon as it is known, behind the frame, while
+		// the receiver may still be reading the payload.
+		err = s.transmitRest(ctx)
+		if ferr := finish(); err == nil {
+			err = ferr
 		}
-		return s.transmitRest(ctx)
+		return err
 	}
 	hashed := 0 // segments hashed: those of the frames already written
 	err = s.e.sendData(ctx, s.dst, h, s.data, chunk, func(off int64, p []byte) uint64 {
