@@ -42,6 +42,11 @@ for run in $(seq "$runs"); do
     # shellcheck disable=SC2086
     b=(${btl[$path]})
     "${mpirun[@]}" "${b[@]}" "$out/mpi-pingpong" latency $lat_sizes | sed "s/^/$path c /" >>"$out/rows.txt"
+    # C again at MPI_THREAD_SERIALIZED, the thread level channel/mpi
+    # asks for (a Go program's goroutines move between threads): Open
+    # MPI's locks are part of every call then, in C as in Go.
+    "${mpirun[@]}" "${b[@]}" -x MPI_PINGPONG_THREAD=serialized "$out/mpi-pingpong" latency $lat_sizes | sed "s/^/$path c-ser /" >>"$out/rows.txt"
+    "${mpirun[@]}" "${b[@]}" -x MPI_PINGPONG_THREAD=serialized "$out/mpi-pingpong" rate 1 | sed "s/^/$path c-ser /" >>"$out/rows.txt"
     # 10000 round trips a size after 1000 untimed, as mpi-pingpong.c makes
     # up to 8 KiB (osu's 1000 after 100 leave a small message's first row
     # in its warm-up).
@@ -114,6 +119,7 @@ awk '
   END {
     if (!(("shm go latency none 1") in m)) exit
     v = m["shm go latency none 1"]; goal("1 B one way (us), C " m["shm c latency none 1"], v, v <= 1, "<= 1 us")
+    if (("shm c-ser latency none 1") in m) printf "  C at MPI_THREAD_SERIALIZED (the level channel/mpi needs): %.3f us; message rate %.3f Mmsg/s\n", m["shm c-ser latency none 1"], m["shm c-ser rate none 1"]
     split("65536 1048576 4194304 16777216", s, " ")
     for (i = 1; i <= 4; i++) {
       v = m["shm go bw-raw none " s[i]] / m["shm c bw none " s[i]]
