@@ -32,7 +32,7 @@ type ctlQueue struct {
 	q        []ctlFrame
 	n        atomic.Int32 // len(q), kept under mu, for flush to look without mu
 	draining bool         // a flush or the queue's goroutine is sending: the others leave it the queue
-	arriving int          // frames being handled (arrive): their handled sends what is pushed meanwhile
+	arriving atomic.Int32 // frames being handled (arrive): their handled sends what is pushed meanwhile
 	running  bool         // the draining is the queue's goroutine's
 	wake     chan struct{}
 	stopped  chan struct{}
@@ -79,7 +79,10 @@ func (c *ctlQueue) push(dst int, h wire.Header, payload []byte) {
 	c.n.Store(int32(len(c.q)))
 	// A frame being handled, or a drain under way, sends it (handled,
 	// flush and run look at the queue again before they stop, under mu).
-	idle := c.arriving == 0 && !c.draining
+	// With n stored first, either this sees a handler's arriving, or
+	// that handler, which lowers arriving before it looks at n, sees
+	// this frame (handled): one of them sends it.
+	idle := c.arriving.Load() == 0 && !c.draining
 	c.mu.Unlock()
 	if c.inline || !idle {
 		return // the caller flushes
@@ -100,9 +103,7 @@ func (c *ctlQueue) handling() {
 	if c.inline {
 		return
 	}
-	c.mu.Lock()
-	c.arriving++
-	c.mu.Unlock()
+	c.arriving.Add(1)
 }
 
 // handled ends handling: it sends the queued control frames that the
@@ -115,8 +116,11 @@ func (c *ctlQueue) handled() {
 		return
 	}
 	ts := c.e.caps.try
+	c.arriving.Add(-1)
+	if c.n.Load() == 0 {
+		return // most frames make no control frame: no lock
+	}
 	c.mu.Lock()
-	c.arriving--
 	if c.draining || len(c.q) == 0 {
 		c.mu.Unlock()
 		return

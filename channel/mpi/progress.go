@@ -102,13 +102,7 @@ func (t *tx) Progress(ctx context.Context, src int, w *transport.Wait) bool {
 	}
 	var sp waiter
 	for {
-		// While nobody else wants the token or MPI, the looks of a young
-		// wait are made in C, a few to a call (spinLooks).
-		spins := 1
-		if !sp.yieldCore && !world.oversub && t.drv.waiters.Load() == 0 && t.drv.yield.Load() == 0 && mpiWant.Load() == 0 {
-			spins = spinLooks
-		}
-		if t.deliverSpin(spins) {
+		if t.deliverOne() {
 			sp = waiter{timer: sp.timer}
 			if w.Over() {
 				break
@@ -132,12 +126,6 @@ func (t *tx) Progress(ctx context.Context, src int, w *transport.Wait) bool {
 	t.drv.release()
 	return true
 }
-
-// spinLooks is how many times a receive that reads looks at the ring in
-// one call into C while its wait is young: enough to make the crossing
-// of cgo a small part of a look, few enough that a goroutine that wants
-// MPI meanwhile (a send) waits little for it.
-const spinLooks = 32
 
 type acquired int
 

@@ -63,18 +63,14 @@ func (r *receiver) free() {
 
 // deliverOne polls the ring once and delivers the frame that came, if
 // one did. Only the token's holder calls it.
-func (t *tx) deliverOne() bool { return t.deliverSpin(1) }
-
-// deliverSpin is deliverOne with up to spins looks at the ring in C
-// before it reports that nothing came.
-func (t *tx) deliverSpin(spins int) bool {
+func (t *tx) deliverOne() bool {
 	deferToWaiters()
 	mpiMu.Lock()
 	if t.torn {
 		mpiMu.Unlock()
 		return false
 	}
-	rc := C.sc_ring_poll(t.ringH, outH, C.int(spins))
+	rc := C.sc_ring_poll(t.ringH, outH)
 	src, count, errc, msg := out.src, out.count, out.err, out.msg
 	mpiMu.Unlock()
 	switch rc {

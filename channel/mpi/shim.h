@@ -53,7 +53,7 @@ void sc_slots_free(sc_slots *s);
 // (ring.c).
 typedef struct sc_ring sc_ring;
 sc_ring *sc_ring_new(MPI_Comm c, int n, int cap, int tag, int *err);
-int sc_ring_poll(uintptr_t r, uintptr_t o, int spins);
+int sc_ring_poll(uintptr_t r, uintptr_t o);
 void sc_ring_free(sc_ring *r);
 
 // sc_busy is what sc_slots_send returns when every slot still has a

@@ -195,14 +195,11 @@ sc_ring *sc_ring_new(MPI_Comm c, int n, int cap, int tag, int *err) {
 }
 
 // sc_ring_poll posts again the slot it handed out last, then tests the
-// head up to spins times (at least once) until a message has come: 0 if
-// none has, 1 with the message in o (its source, length and bytes, valid
-// until the next call; err is MPI's error for it, such as
-// MPI_ERR_TRUNCATE for one longer than cap), or -1 with err if the slot
-// could not be posted again. A receive that waits for its frame spins
-// here rather than across cgo, whose every crossing costs more than an
-// MPI_Test that finds nothing, and sees its message sooner.
-int sc_ring_poll(uintptr_t ring, uintptr_t out, int spins) {
+// head: 0 if no message has come, 1 with the message in o (its source,
+// length and bytes, valid until the next call; err is MPI's error for
+// it, such as MPI_ERR_TRUNCATE for one longer than cap), or -1 with err
+// if the slot could not be posted again.
+int sc_ring_poll(uintptr_t ring, uintptr_t out) {
 	sc_ring *r = (sc_ring *)ring;
 	sc_out *o = (sc_out *)out;
 	if (r->held >= 0) {
@@ -217,9 +214,6 @@ int sc_ring_poll(uintptr_t ring, uintptr_t out, int spins) {
 	MPI_Status st;
 	int i = r->head;
 	int rc = MPI_Test(&r->req[i], &done, &st);
-	for (int k = 1; k < spins && !done && rc == MPI_SUCCESS; k++) {
-		rc = MPI_Test(&r->req[i], &done, &st);
-	}
 	if (!done && rc == MPI_SUCCESS) {
 		return 0;
 	}
