@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync/atomic"
 
 	"github.com/sigcheck/sigcheck/internal/wire"
@@ -197,15 +198,7 @@ func Irecv(ctx context.Context, c Comm, src, tag int, buf []byte) *Request {
 			st, _, err := e.wait(ctx, rr)
 			return st, err
 		}}
-		if _, pr := c.(framed).context(); pr != nil && e.caps.progress != nil && e.caps.post == nil {
-			// A protected window over TCP (links read by waiting
-			// receives, sends over when written) goes faster with its
-			// receives waiting at once, each on its goroutine, than
-			// waited for in turn, with one processor or two
-			// (BenchmarkBandwidth/transport=tcp/size=1KiB; sigcheck
-			// run -transport tcp bw at 1 MiB, two processes); over
-			// Open MPI (a transport.Poster) in turn, at 64 KiB and
-			// 1 MiB (TestRawBandwidth).
+		if _, pr := c.(framed).context(); pr != nil && eagerWait(e, len(buf)) {
 			r.Done()
 		}
 		return r
@@ -216,6 +209,19 @@ func Irecv(ctx context.Context, c Comm, src, tag int, buf []byte) *Request {
 		r.status, r.err = c.Recv(ctx, src, tag, buf)
 	}()
 	return r
+}
+
+// eagerWait says whether a protected receive of up to n bytes is waited
+// for at once, on a goroutine of its own, rather than by the first Wait.
+// Measured over TCP (links read by waiting receives, sends over when
+// written), a window of such receives goes faster waiting at once with
+// one processor (sigcheck run -transport tcp bw, two processes, at
+// 1 MiB), and with two for small messages
+// (BenchmarkBandwidth/transport=tcp/size=1KiB), but slower with two for
+// large ones (size=1MiB); over Open MPI (a transport.Poster) waited for
+// in turn is faster at 64 KiB and 1 MiB (TestRawBandwidth).
+func eagerWait(e *engine, n int) bool {
+	return e.caps.progress != nil && e.caps.post == nil && (runtime.GOMAXPROCS(0) == 1 || n <= 64<<10)
 }
 
 // poster is a Comm that can post a receive without waiting for it.
