@@ -115,8 +115,8 @@ type Request struct {
 	err    error
 
 	// run, if set, is the transfer's wait, not yet begun: the first Wait
-	// runs it on its own goroutine, and Done on a new one (started says
-	// which came first). A request needs no goroutine until then, and a
+	// runs it on the caller's goroutine, or Done on a new one (started
+	// says which came first). A request needs no goroutine until then, and a
 	// window of them waited for in turn by one goroutine needs none at
 	// all: the first wait's progress finishes the later ones too.
 	run     func() (Status, error)
@@ -145,7 +145,7 @@ func (r *Request) finish() {
 	close(r.done)
 }
 
-// closed is the Done channel of the requests finished when made.
+// closedDone is the Done channel of the requests finished when made.
 var closedDone = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
 // Isend sends in the background; data must not change until Wait returns.
