@@ -183,10 +183,11 @@ type sendPoster interface {
 // Irecv receives in the background; buf must not be touched until Wait
 // returns. On a Comm over this package's engine the receive is posted
 // before Irecv returns, so that a message sent after it lands straight in
-// buf. Such a receive is waited for (and withdrawn if ctx ends first) by
-// the first Wait, or from the first call of Done: until then no
-// goroutine watches ctx. (A protected receive over TCP is waited for at
-// once, on a goroutine of its own.)
+// buf. Such a receive is waited for by the first Wait, on the caller's
+// goroutine, or from the first call of Done (or when ctx ends, which
+// withdraws it unless its message has come): until then no goroutine
+// waits for it. (Some protected receives over TCP are waited for at
+// once: eagerWait.)
 func Irecv(ctx context.Context, c Comm, src, tag int, buf []byte) *Request {
 	if p, ok := c.(poster); ok {
 		rr, err := p.post(src, tag, buf)
@@ -200,6 +201,8 @@ func Irecv(ctx context.Context, c Comm, src, tag int, buf []byte) *Request {
 		}}
 		if _, pr := c.(framed).context(); pr != nil && eagerWait(e, len(buf)) {
 			r.Done()
+		} else {
+			e.watchCtx(ctx, r) // withdrawn when ctx ends, waited for or not (watch.go)
 		}
 		return r
 	}

@@ -354,6 +354,29 @@ func TestRequestWaitedLazily(t *testing.T) {
 		if _, err := eps[1].Recv(ctx, 0, 2, buf); err != nil || string(buf) != "world" {
 			t.Fatalf("tcp=%v: after the withdrawn receive: %v %q", tcp, err, buf)
 		}
+		// One nobody waits for is withdrawn all the same when its
+		// context ends: the next message goes to the next receive.
+		dead2, kill2 := context.WithCancel(ctx)
+		lost := make([]byte, 5)
+		Irecv(dead2, eps[1], 0, 3, lost)
+		kill2()
+		for e, until := eps[1].e, time.Now().Add(5*time.Second); ; time.Sleep(time.Millisecond) {
+			e.mu.Lock()
+			n := len(e.posted)
+			e.mu.Unlock()
+			if n == 0 {
+				break // withdrawn (on a goroutine of its own)
+			}
+			if time.Now().After(until) {
+				t.Fatalf("tcp=%v: a receive whose context ended is still posted", tcp)
+			}
+		}
+		if err := eps[0].Send(ctx, 1, 3, []byte("again")); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := eps[1].Recv(ctx, 0, 3, buf); err != nil || string(buf) != "again" || string(lost) == "again" {
+			t.Fatalf("tcp=%v: after a receive dropped unwaited: %v %q (the dropped one holds %q)", tcp, err, buf, lost)
+		}
 		cancel()
 		closeAll(eps)
 	}

@@ -51,9 +51,10 @@ func capsOf(t Transport) caps {
 type engine struct {
 	rank, size int
 	tx         Transport
-	caps       caps          // what tx can do beyond Transport, found once
-	started    chan struct{} // closed once the engine is set up (Frames.Deliver waits)
-	up         atomic.Bool   // started is closed: Deliver's fast path
+	caps       caps                     // what tx can do beyond Transport, found once
+	started    chan struct{}            // closed once the engine is set up (Frames.Deliver waits)
+	up         atomic.Bool              // started is closed: Deliver's fast path
+	watch      atomic.Pointer[ctxWatch] // the context of the last lazy Irecv (watch.go)
 	nextID     atomic.Uint64
 	nextCtx    atomic.Uint32
 	eagerBytes atomic.Int64  // copies kept by eager protected sends

@@ -9,12 +9,14 @@ import (
 // The order of a rank's sends to one peer. MPI's non-overtaking rule:
 // two messages from one rank to another that a receive could both match
 // are matched in the order their sends were posted. Isend posts a send
-// and returns before the goroutine that makes it runs, so the order of
-// posting is kept here: every send takes a ticket when it is posted (an
-// Isend in its caller's goroutine, a Send as it starts), and writes its
-// message only in its ticket's turn. The turn passes once the message's
-// data frames are out — not when a protected send's verdict comes, which
-// may be long after — so a send never waits for another's receiver.
+// and returns before the goroutine that makes it runs (unless it sent
+// the message at once: trySend, only when no send is outstanding), so
+// the order of posting is kept here: every send takes a ticket when it
+// is posted (an Isend in its caller's goroutine, a Send as it starts),
+// and writes its message only in its ticket's turn. The turn passes once
+// the message's data frames are out, or over a transport.Poster once
+// they are posted — not when a protected send's verdict comes, which may
+// be long after — so a send never waits for another's receiver.
 //
 // It is also what keeps a window of protected Isends fast. Their
 // receiver matches them in their send order (order.go); one that came

@@ -27,12 +27,11 @@ import (
 //   - Larger: the header goes from a slot, and the payload as a message
 //     of its own from the caller's memory, pinned (runtime.Pinner), which
 //     the receiver takes straight into the buffer its engine gives; Send
-//     waits until MPI has read it. The engine keeps one send to a peer in
-//     its turn at a time, so a window of such sends goes one after the
-//     other, each with a round trip between; a copy into C memory, after
-//     which Send could return at once, costs more than that round trip
-//     from the smallest such payload up (TestRawBandwidth measures both
-//     ways: scripts/mpi-bench.sh).
+//     waits until MPI has read it. Post (transport.Poster) returns as soon
+//     as both are under way, and the engine's next send to the peer starts
+//     meanwhile, so a window of such sends is in flight at once; a copy
+//     into C memory, after which Send could return at once, costs more
+//     than it saves (TestRawBandwidth measures: scripts/mpi-bench.sh).
 
 // pieceSize is the engine's piece over this transport
 // (transport.Piecer): the frames of a protected message. Each is hashed
@@ -44,9 +43,9 @@ const pieceSize = 256 << 10
 func (t *tx) Piece() int { return pieceSize }
 
 // Send sends one frame (channel.Transport). The small frame's way is
-// kept to a few small frames of the stack: Isend runs each send on a
-// goroutine of its own, whose stack would otherwise grow (a copy) on
-// every message.
+// kept to a few small frames of the stack: a send that runs on a
+// goroutine of its own (Isend's, unless it went at once) would otherwise
+// grow its stack (a copy) on the way.
 func (t *tx) Send(ctx context.Context, dst int, h channel.Header, payload []byte) error {
 	if err := t.usable(dst); err != nil {
 		return err

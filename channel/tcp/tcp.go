@@ -174,6 +174,9 @@ type link struct {
 	br  *bufio.Reader
 	wdl time.Time // the write deadline set on c (under wmu)
 	wmu sync.Mutex
+	// finishing: a goroutine finishes a frame TrySend wrote part of
+	// (Close lets it, for a while).
+	finishing atomic.Bool
 	// Writes watched for their context (watch): their number (under
 	// wmu), and that of the last whose watch has fired and set its
 	// deadline.
@@ -288,14 +291,27 @@ func (t *tx) Close() error {
 	t.mu.Lock()
 	conns := append([]*link(nil), t.conns...)
 	t.mu.Unlock()
+	// A frame that TrySend wrote only part of is finished by a goroutine
+	// holding the link's writer, and its sender was told it went (an
+	// Isend whose Wait has returned): it is let finish, for a while,
+	// before the link closes under it.
+	deadline := time.Now().Add(closeFlush)
 	for _, tc := range conns {
-		if tc != nil {
-			tc.close()
+		if tc == nil {
+			continue
 		}
+		for tc.finishing.Load() && time.Now().Before(deadline) {
+			time.Sleep(50 * time.Microsecond)
+		}
+		tc.close()
 	}
 	t.wg.Wait()
 	return nil
 }
+
+// closeFlush bounds how long Close waits for frames that are partly
+// written (TrySend) to finish.
+const closeFlush = time.Second
 
 // The capabilities the engine finds on TCP (package transport).
 var (

@@ -227,7 +227,7 @@ func (t *tx) SendBatch(ctx context.Context, dst int, hs []transport.Header, ps [
 }
 
 // maxTrySend bounds the frames TrySend writes: control frames (verdicts,
-// asks), not data.
+// asks) and small messages (Isend's), not bulk data.
 const maxTrySend = 4 << 10
 
 // TrySend sends a control frame now if it can without waiting: the
@@ -259,8 +259,10 @@ func (t *tx) TrySend(dst int, h transport.Header, payload []byte) bool {
 		return false
 	case n < len(tc.cbuf):
 		rest := tc.cbuf[n:]
+		tc.finishing.Store(true)
 		go func() {
 			defer tc.wmu.Unlock()
+			defer tc.finishing.Store(false)
 			tc.wdl = time.Now().Add(30 * time.Second) // as the control goroutine's
 			tc.c.SetWriteDeadline(tc.wdl)
 			if _, err := tc.c.Write(rest); err != nil {

@@ -166,7 +166,11 @@ type Piecer interface {
 // TrySender is a Transport that can send a frame now if it can do so
 // without waiting. The engine tries control frames (verdicts, asks) so
 // on the goroutine that made them, and queues them for a goroutine of
-// their own only when TrySend reports false.
+// their own only when TrySend reports false; and a small unprotected
+// Isend, which is then over when Isend returns. A frame TrySend reports
+// sent is the transport's: it is delivered in order with the link's
+// other frames, even if the transport finishes writing it later (and
+// then its Close lets that write end first).
 type TrySender interface {
 	TrySend(dst int, h Header, payload []byte) bool
 }
