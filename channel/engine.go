@@ -19,7 +19,7 @@ import (
 type caps struct {
 	progress transport.Progresser  // a waiting receive reads its link
 	batch    transport.BatchSender // several frames in one call
-	try      transport.TrySender   // control frames sent without waiting
+	try      transport.TrySender   // control frames and small Isends sent without waiting
 	post     transport.Poster      // a send's turn passes before its payload is read
 	call     transport.Caller      // delivery within the sender's call (in process)
 	piece    int                   // transport.Piecer's, or 0
@@ -287,4 +287,10 @@ func (e *engine) shutdown() {
 type counters struct {
 	msgsOut, msgsIn, bytesOut, bytesIn                atomic.Uint64
 	injected, detected, repaired, resent, rounds, bad atomic.Uint64
+}
+
+// sent counts a message of n bytes out.
+func (c *counters) sent(n int) {
+	c.msgsOut.Add(1)
+	c.bytesOut.Add(uint64(n))
 }

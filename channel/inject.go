@@ -157,11 +157,8 @@ func (t *injectPostTx) Post(ctx context.Context, dst int, h wire.Header, payload
 	if !hit {
 		return t.p.Post(ctx, dst, h, payload)
 	}
-	return posted, t.hit(ctx, dst, h, payload, bit)
+	return transport.Sent, t.hit(ctx, dst, h, payload, bit)
 }
-
-// posted is the finish of a send that ended in its Post.
-func posted() error { return nil }
 
 func (t *injectTx) Send(ctx context.Context, dst int, h wire.Header, payload []byte) error {
 	hit, bit := t.draw(h, payload)

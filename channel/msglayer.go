@@ -62,8 +62,7 @@ func (l *msgLayer) Send(ctx context.Context, dst, tag int, data []byte) error {
 	if err := l.c.Send(ctx, dst, tag, b); err != nil {
 		return err
 	}
-	l.stats.msgsOut.Add(1)
-	l.stats.bytesOut.Add(uint64(len(data)))
+	l.stats.sent(len(data))
 	return nil
 }
 

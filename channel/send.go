@@ -45,7 +45,8 @@ func (e *engine) postIn(ctx context.Context, t ticket, p transport.Poster, ctxID
 		t.done()
 		return err
 	}
-	h := wire.Header{Kind: wire.KindMsg, Ctx: ctxID, Tag: tag, ID: e.nextID.Add(1), Total: int64(len(data)), Plen: len(data)}
+	h := e.msgHeader(ctxID, tag, data)
+	h.Plen = len(data)
 	finish, err := e.postFrame(ctx, p, dst, &h, data)
 	t.done()
 	if err == nil {
@@ -54,8 +55,7 @@ func (e *engine) postIn(ctx context.Context, t ticket, p transport.Poster, ctxID
 	if err != nil {
 		return err
 	}
-	e.stats.msgsOut.Add(1)
-	e.stats.bytesOut.Add(uint64(len(data)))
+	e.stats.sent(len(data))
 	return nil
 }
 
@@ -64,15 +64,14 @@ func (e *engine) sendNow(ctx context.Context, ctxID uint32, dst int, tag int64, 
 	if err := e.ready(ctx, dst); err != nil {
 		return err
 	}
-	h := wire.Header{Kind: wire.KindMsg, Ctx: ctxID, Tag: tag, ID: e.nextID.Add(1), Total: int64(len(data))}
+	h := e.msgHeader(ctxID, tag, data)
 	if err := e.sendStamp(ctx, dst, &h, stamp); err != nil {
 		return err
 	}
 	if err := e.sendData(ctx, dst, h, data, MaxFrame, nil); err != nil {
 		return err
 	}
-	e.stats.msgsOut.Add(1)
-	e.stats.bytesOut.Add(uint64(len(data)))
+	e.stats.sent(len(data))
 	return nil
 }
 
@@ -88,13 +87,19 @@ func (e *engine) trySend(ctxID uint32, dst int, tag int64, data []byte) bool {
 	if q := &e.sendq[dst]; q.turn.Load() != q.posted.Load() {
 		return false
 	}
-	h := wire.Header{Kind: wire.KindMsg, Ctx: ctxID, Tag: tag, ID: e.nextID.Add(1), Total: int64(len(data)), Plen: len(data)}
+	h := e.msgHeader(ctxID, tag, data)
+	h.Plen = len(data)
 	if !try.TrySend(dst, h, data) {
 		return false
 	}
-	e.stats.msgsOut.Add(1)
-	e.stats.bytesOut.Add(uint64(len(data)))
+	e.stats.sent(len(data))
 	return true
+}
+
+// msgHeader is the opening header of an unprotected message of data,
+// numbered now.
+func (e *engine) msgHeader(ctxID uint32, tag int64, data []byte) wire.Header {
+	return wire.Header{Kind: wire.KindMsg, Ctx: ctxID, Tag: tag, ID: e.nextID.Add(1), Total: int64(len(data))}
 }
 
 // sendStamp sends a message's datatype stamp ahead of it, if it has one.
@@ -277,13 +282,8 @@ func (e *engine) frame(ctx context.Context, dst int, h *wire.Header, p []byte) e
 func (e *engine) postFrame(ctx context.Context, p transport.Poster, dst int, h *wire.Header, data []byte) (func() error, error) {
 	if bs := e.caps.batch; bs != nil && e.ctl.heldN.Load() > 0 {
 		b := batches.Get().(*batch)
-		b.fs = e.ctl.takeHeld(dst, b.fs[:0])
 		var err error
-		if len(b.fs) > 0 {
-			for _, f := range b.fs {
-				b.hs, b.ps = append(b.hs, f.h), append(b.ps, f.payload)
-			}
-			e.ctl.rode.Add(uint64(len(b.fs)))
+		if b.takeHeld(e, dst) > 0 {
 			err = bs.SendBatch(ctx, dst, b.hs, b.ps)
 		}
 		b.release()
@@ -299,19 +299,25 @@ func (e *engine) postFrame(ctx context.Context, p transport.Poster, dst int, h *
 func (e *engine) frameWithHeld(ctx context.Context, bs transport.BatchSender, dst int, h *wire.Header, p []byte) error {
 	b := batches.Get().(*batch)
 	defer b.release()
-	b.fs = e.ctl.takeHeld(dst, b.fs[:0])
-	if len(b.fs) == 0 {
+	if b.takeHeld(e, dst) == 0 {
 		return e.tx.Send(ctx, dst, *h, p)
 	}
-	for _, f := range b.fs {
-		b.hs, b.ps = append(b.hs, f.h), append(b.ps, f.payload)
-	}
 	b.hs, b.ps = append(b.hs, *h), append(b.ps, p)
-	e.ctl.rode.Add(uint64(len(b.fs)))
 	return bs.SendBatch(ctx, dst, b.hs, b.ps)
 }
 
-// batch is the scratch of frameWithHeld and sendBatched, pooled: a send
+// takeHeld appends the verdicts held for dst to b's frames, to ride in
+// the write that sends b, and returns how many there were.
+func (b *batch) takeHeld(e *engine, dst int) int {
+	b.fs = e.ctl.takeHeld(dst, b.fs[:0])
+	for _, f := range b.fs {
+		b.hs, b.ps = append(b.hs, f.h), append(b.ps, f.payload)
+	}
+	e.ctl.rode.Add(uint64(len(b.fs)))
+	return len(b.fs)
+}
+
+// batch is the scratch of frameWithHeld, postFrame and sendBatched, pooled: a send
 // allocates nothing.
 type batch struct {
 	fs []ctlFrame

@@ -123,8 +123,7 @@ func (e *engine) sendProtectedIn(ctx context.Context, t ticket, p *protection, c
 		e.mu.Unlock()
 		lt.Handed()
 		recycleSender(s)
-		e.stats.msgsOut.Add(1)
-		e.stats.bytesOut.Add(uint64(len(data)))
+		e.stats.sent(len(data))
 		return nil
 	}
 	if err != nil && !errors.Is(err, ErrPeerLost) {
@@ -135,8 +134,7 @@ func (e *engine) sendProtectedIn(ctx context.Context, t ticket, p *protection, c
 	if err == nil && len(data) <= EagerLimit {
 		var left bool
 		if left, err = s.leave(ps); left {
-			e.stats.msgsOut.Add(1)
-			e.stats.bytesOut.Add(uint64(len(data)))
+			e.stats.sent(len(data))
 			return nil
 		}
 	}
@@ -147,8 +145,7 @@ func (e *engine) sendProtectedIn(ctx context.Context, t ticket, p *protection, c
 	if err != nil {
 		return err
 	}
-	e.stats.msgsOut.Add(1)
-	e.stats.bytesOut.Add(uint64(len(data)))
+	e.stats.sent(len(data))
 	return nil
 }
 

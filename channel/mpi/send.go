@@ -15,6 +15,7 @@ import (
 	"unsafe"
 
 	"github.com/sigcheck/sigcheck/channel"
+	"github.com/sigcheck/sigcheck/channel/transport"
 )
 
 // Sending. The caller's own goroutine makes the MPI calls: no goroutine
@@ -85,12 +86,10 @@ func (t *tx) Post(ctx context.Context, dst int, h channel.Header, payload []byte
 		return nil, err
 	}
 	if h.Plen <= inlineMax && len(payload) <= inlineMax {
-		if rc := t.postSmall(dst, &h, payload); rc != C.MPI_SUCCESS {
-			if err := t.sendSmallAgain(ctx, dst, &h, payload, rc); err != nil {
-				return nil, err
-			}
+		if err := t.sendSmall(ctx, dst, &h, payload); err != nil {
+			return nil, err
 		}
-		return finished, nil
+		return transport.Sent, nil
 	}
 	if err := checkPayload(&h, payload); err != nil {
 		return nil, err
@@ -103,9 +102,6 @@ func (t *tx) Post(ctx context.Context, dst int, h channel.Header, payload []byte
 	}
 	return s.finish, nil
 }
-
-// finished is the finish of a send that is over when Post returns.
-func finished() error { return nil }
 
 // postedSend is a large frame's send under way (Post).
 type postedSend struct {

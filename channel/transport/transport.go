@@ -154,6 +154,9 @@ type Poster interface {
 	Post(ctx context.Context, dst int, h Header, payload []byte) (finish func() error, err error)
 }
 
+// Sent is the finish of a Post whose send was over when Post returned.
+func Sent() error { return nil }
+
 // Piecer is a Transport that moves a message best in pieces of Piece
 // bytes: the engine frames and hashes protected messages in pieces of
 // this size, so that the hashing of one piece overlaps the transfer of
